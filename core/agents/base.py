@@ -1,0 +1,66 @@
+"""The agent interface: given a task and a live sandbox, act, and return a trajectory."""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..sandbox.base import Sandbox
+from ..tasks import StepConfig, Task
+
+
+class Action(BaseModel):
+    """One command the agent ran and what came back."""
+
+    model_config = ConfigDict(frozen=True)
+
+    command: str
+    output: str = ""
+    exit_code: int | None = None
+    seconds: float = 0.0
+    timed_out: bool = False
+    thought: str | None = None  # the model's text around the tool call, if any
+
+
+class Trajectory(BaseModel):
+    """Everything an agent did in one attempt. ``stop_reason`` is one of: "finished" (the agent said
+    so), "done" (a scripted agent ran its script), "max_turns", "max_tokens", "timeout", "error"."""
+
+    model_config = ConfigDict(frozen=True)
+
+    agent: str
+    actions: list[Action] = Field(default_factory=list)
+    messages: list[dict[str, Any]] = Field(default_factory=list)  # the LLM conversation, if any
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float | None = None
+    seconds: float = 0.0
+    stop_reason: str = "done"
+    error: str | None = None
+
+    @property
+    def n_commands(self) -> int:
+        return len(self.actions)
+
+
+class AgentLimits(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    max_turns: int = 30
+    max_tokens: int = 32_000
+    timeout_sec: float = 600.0
+    command_timeout_sec: float = 120.0
+    observation_chars: int = 4000
+
+
+class Agent(abc.ABC):
+    """Acts inside a sandbox. Agents never see tests/; only the oracle sees solution/."""
+
+    name: ClassVar[str]
+
+    @abc.abstractmethod
+    async def run(self, task: Task, sandbox: Sandbox, *, step: StepConfig | None = None,
+                  limits: AgentLimits | None = None) -> Trajectory:
+        """Work on ``task`` (or one step of it) in ``sandbox`` and return what was done."""

@@ -1,0 +1,79 @@
+"""The domain interface: what a domain plugin brings.
+
+A domain generates tasks procedurally (``families``/``generate``), derives variants for the
+flywheel (``vary``), ships a proposer kit for LLM proposers (``kit``), may add admission gates
+(register them with the gates hook) and says which sandbox backend its tasks need.
+"""
+
+from __future__ import annotations
+
+import abc
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..tasks import Task
+
+DIFFICULTIES = ("easy", "medium", "hard")
+DIRECTIONS = ("simpler", "harder", "different")
+
+
+class Family(BaseModel):
+    """A procedural generator family: a kind of task with difficulty parameters."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    description: str
+    skills: list[str] = Field(default_factory=list)
+
+
+class ProposerKit(BaseModel):
+    """Package data an LLM proposer reads: a domain guide, worked examples (task directories) and the
+    task-directory contract."""
+
+    model_config = ConfigDict(frozen=True)
+
+    guide: str
+    contract: str
+    examples: list[Path] = Field(default_factory=list)
+
+
+class Domain(abc.ABC):
+    """A family of environments. Subclasses are registered by name through the domains hook."""
+
+    name: ClassVar[str]
+    description: ClassVar[str] = ""
+    #: the sandbox backend this domain's tasks need by default ("bwrap", "docker", ...)
+    sandbox_backend: ClassVar[str] = "bwrap"
+
+    @abc.abstractmethod
+    def families(self) -> list[Family]:
+        """The procedural generator families of this domain (may be empty)."""
+
+    @abc.abstractmethod
+    def generate(self, family: str, *, seed: int, difficulty: str = "medium") -> Task:
+        """A task from ``family``, deterministic given ``seed`` and ``difficulty``."""
+
+    def vary(self, parent: Task, *, direction: str, seed: int) -> Task:
+        """A child of ``parent``: simpler, harder, or a different skill. The default regenerates the
+        parent's family one difficulty step away (or a neighbouring family for "different")."""
+        prov = parent.provenance
+        families = [f.name for f in self.families()]
+        family = prov.family if prov.family in families else families[0]
+        level = DIFFICULTIES.index(prov.difficulty) if prov.difficulty in DIFFICULTIES else 1
+        if direction == "simpler":
+            level = max(0, level - 1)
+        elif direction == "harder":
+            level = min(len(DIFFICULTIES) - 1, level + 1)
+        elif direction == "different":
+            family = families[(families.index(family) + 1) % len(families)]
+        else:
+            raise ValueError(f"unknown direction {direction!r}; expected one of {DIRECTIONS}")
+        child = self.generate(family, seed=seed, difficulty=DIFFICULTIES[level])
+        return child.with_provenance(parent=parent.name, direction=direction)
+
+    def kit(self) -> ProposerKit | None:
+        """The proposer kit for LLM proposers, or None when the domain has none."""
+        return None

@@ -1,0 +1,59 @@
+"""Error types for expected failures.
+
+Every expected failure carries a one-line message and an optional hint. The CLI prints both and exits
+non-zero; anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+
+class AESError(Exception):
+    """Base class of all expected failures."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message.strip().splitlines()[0] if message.strip() else type(self).__name__
+        self.hint = hint
+
+    def one_line(self) -> str:
+        return self.message
+
+
+class UsageError(AESError):
+    """The user asked for something malformed."""
+
+
+class ConfigError(AESError):
+    """A configuration file or option is invalid."""
+
+
+class TaskFormatError(AESError):
+    """A task directory does not follow the Harbor format."""
+
+
+class PluginError(AESError):
+    """A plugin failed to load or registered something invalid."""
+
+
+class MissingPrerequisite(AESError):
+    """A system package, service or optional dependency is missing."""
+
+    exit_code = 3
+
+
+class SandboxError(AESError):
+    """The sandbox could not be created or used."""
+
+
+class BuildError(SandboxError):
+    """The task's environment failed to build."""
+
+
+class UnsupportedDockerfile(BuildError):
+    """The Dockerfile uses an instruction outside the subset the bwrap backend builds."""
+
+
+class SuiteError(AESError):
+    """A suite on disk is missing or inconsistent."""

@@ -1,0 +1,312 @@
+"""A backend for any server speaking the OpenAI chat API: hosted providers, vLLM, SGLang, Ollama.
+
+The retry loop is ours (the client's own retries are off) so that every attempt, every backoff and
+the final classification of a failure (infrastructure vs. refusal vs. malformed answer) is visible,
+counted and testable; the metrics depend on that classification.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import json
+import os
+import random
+import time
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
+
+from autoenvscaling.llm.base import ChatMessage, ChatResponse, LLMBackend, ToolCall, ToolSpec, Usage
+from autoenvscaling.llm.errors import (
+    LLMBadResponse,
+    LLMConfigError,
+    LLMError,
+    LLMRefusal,
+    LLMRequestError,
+    LLMTimeout,
+    LLMUnavailable,
+)
+from autoenvscaling.llm.pricing import PriceTable
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+_RETRYABLE_STATUS = {408, 409, 429}
+_CONFIG_STATUS = {401: "check the API key", 403: "check the API key's permissions", 404: "check base_url and the model name"}
+_MAX_RETRY_AFTER = 60.0
+
+
+def is_loopback(base_url: str) -> bool:
+    """Whether the server runs on this machine (such servers usually ignore the API key)."""
+    host = urlparse(base_url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def to_openai_message(message: ChatMessage) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        out["content"] = message.content or None
+        out["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+            for c in message.tool_calls
+        ]
+    if message.tool_call_id is not None:
+        out["tool_call_id"] = message.tool_call_id
+    if message.name is not None and message.role != "tool":
+        out["name"] = message.name
+    return out
+
+
+def to_openai_tool(tool: ToolSpec) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
+    }
+
+
+def _parse_tool_call(raw: Any) -> ToolCall:
+    name = raw.function.name
+    text = raw.function.arguments or "{}"
+    try:
+        arguments = json.loads(text)
+    except ValueError:
+        arguments = None
+    if not isinstance(arguments, dict):
+        snippet = text.replace("\n", " ")[:80]
+        raise LLMBadResponse(
+            f"tool call {name!r} has arguments that are not a JSON object: {snippet}",
+            hint="the model produced malformed tool arguments; this counts as its own failed attempt",
+        )
+    return ToolCall(id=raw.id or f"call_{name}", name=name, arguments=arguments)
+
+
+class OpenAIBackend(LLMBackend):
+    """Chat over the OpenAI API with our own retries, a concurrency limit and a per-request timeout.
+
+    api_key falls back to OPENAI_API_KEY; a loopback server without a key gets a dummy one.
+    max_retries counts retries after the first attempt. Refusals raise LLMRefusal unless
+    raise_on_refusal=False, which returns them as data (ChatResponse.refusal).
+    """
+
+    name = "openai"
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None,
+        model: str,
+        *,
+        max_concurrency: int = 8,
+        timeout: float = 60.0,
+        max_retries: int = 4,
+        backoff_base: float = 0.5,
+        prices: PriceTable | None = None,
+        raise_on_refusal: bool = True,
+        max_tokens_field: str = "max_tokens",
+    ) -> None:
+        super().__init__(model)
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if not is_loopback(base_url):
+                raise LLMConfigError(
+                    f"no API key for {base_url}",
+                    hint="set OPENAI_API_KEY or pass api_key (servers that ignore keys accept any, e.g. 'EMPTY')",
+                )
+            key = "no-key-needed"
+        if max_concurrency < 1 or max_retries < 0 or timeout <= 0:
+            raise LLMConfigError("max_concurrency >= 1, max_retries >= 0 and timeout > 0 are required")
+        self.base_url = base_url
+        self.max_concurrency = max_concurrency
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.backoff_base = backoff_base
+        self.prices = prices if prices is not None else PriceTable.default()
+        self.raise_on_refusal = raise_on_refusal
+        self.max_tokens_field = max_tokens_field
+        """"max_tokens" for most servers; hosted reasoning models want "max_completion_tokens"."""
+        self._api_key = key
+        self._random = random.Random()
+        # The HTTP client and the semaphore belong to one event loop; they are rebuilt when a later
+        # asyncio.run() calls us from another loop (common in CLIs and tests).
+        self._client: AsyncOpenAI | None = None
+        self._semaphore: asyncio.Semaphore | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _ensure_client(self) -> tuple[AsyncOpenAI, asyncio.Semaphore]:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._semaphore is None or self._loop is not loop:
+            from openai import AsyncOpenAI
+
+            self._client = AsyncOpenAI(
+                base_url=self.base_url, api_key=self._api_key, max_retries=0, timeout=self.timeout
+            )
+            self._semaphore = asyncio.Semaphore(self.max_concurrency)
+            self._loop = loop
+        return self._client, self._semaphore
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None and self._loop is asyncio.get_running_loop():
+            await client.close()
+
+    def backoff(self, retry: int, retry_after: float | None = None) -> float:
+        """Seconds to wait before retry number `retry` (1-based): exponential, with +-50% jitter so
+        many clients that failed together do not retry together. A server's Retry-After wins."""
+        delay = self.backoff_base * 2 ** (retry - 1) * (0.5 + self._random.random())
+        if retry_after is not None:
+            delay = max(delay, min(retry_after, _MAX_RETRY_AFTER))
+        return delay
+
+    async def chat(
+        self,
+        messages: list[ChatMessage],
+        *,
+        tools: list[ToolSpec] | None = None,
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+        seed: int | None = None,
+    ) -> ChatResponse:
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": [to_openai_message(m) for m in messages],
+            "temperature": temperature,
+            self.max_tokens_field: max_tokens,
+        }
+        if tools:
+            request["tools"] = [to_openai_tool(t) for t in tools]
+        if seed is not None:
+            request["seed"] = seed
+        started = time.monotonic()
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                raw = await self._attempt(request)
+                response = self._to_response(raw, started, attempt)
+            except _Retryable as e:
+                if attempt > self.max_retries:
+                    self.usage.add_failure(retries=attempt - 1)
+                    raise e.final(attempt) from None
+                await asyncio.sleep(self.backoff(attempt, e.retry_after))
+                continue
+            except LLMError:
+                self.usage.add_failure(retries=attempt - 1)
+                raise
+            self.usage.add(response)
+            return response
+
+    async def _attempt(self, request: dict[str, Any]) -> Any:
+        """One HTTP call, with errors sorted into retryable ones and final LLMErrors."""
+        import openai
+
+        client, semaphore = self._ensure_client()
+        async with semaphore:
+            try:
+                async with asyncio.timeout(self.timeout):
+                    return await client.chat.completions.create(**request)
+            except (openai.APITimeoutError, TimeoutError):
+                raise _Retryable(LLMTimeout, f"no answer from {self.base_url} within {self.timeout:g} s") from None
+            except openai.APIConnectionError as e:
+                raise _Retryable(LLMUnavailable, f"cannot reach {self.base_url}: {_cause(e)}") from None
+            except openai.APIStatusError as e:
+                raise self._status_error(e) from None
+            except (json.JSONDecodeError, openai.APIResponseValidationError):
+                raise LLMBadResponse(
+                    f"{self.base_url} answered with a body that is not a chat completion",
+                    hint="check that base_url points at an OpenAI-compatible /v1 endpoint",
+                ) from None
+
+    def _status_error(self, e: Any) -> Exception:
+        status = e.status_code
+        message = _error_message(e)
+        if status in _RETRYABLE_STATUS or status >= 500:
+            retry_after = _retry_after(e.response.headers.get("retry-after"))
+            return _Retryable(LLMUnavailable, f"HTTP {status} from {self.base_url}: {message}", retry_after)
+        if "content_filter" in str(getattr(e, "code", "") or ""):
+            return LLMRefusal(
+                f"the provider's content filter blocked the request: {message}",
+                hint="refusals are excluded from scored attempts",
+            )
+        if status in _CONFIG_STATUS:
+            return LLMConfigError(f"HTTP {status} from {self.base_url}: {message}", hint=_CONFIG_STATUS[status])
+        return LLMRequestError(f"HTTP {status} from {self.base_url}: {message}")
+
+    def _to_response(self, raw: Any, started: float, attempts: int) -> ChatResponse:
+        choices = getattr(raw, "choices", None)
+        if not choices:
+            raise LLMBadResponse(f"{self.base_url} answered without choices", hint="is it a chat endpoint?")
+        choice = choices[0]
+        finish = choice.finish_reason or "stop"
+        message = choice.message
+        refusal = getattr(message, "refusal", None)
+        if finish == "content_filter" and not refusal:
+            refusal = "the provider's content filter stopped the answer"
+        if refusal and self.raise_on_refusal:
+            raise LLMRefusal(
+                f"{self.model} refused: {refusal}",
+                hint="refusals are excluded from scored attempts; pass raise_on_refusal=False to keep them as data",
+            )
+        calls = tuple(_parse_tool_call(c) for c in (message.tool_calls or ()))
+        usage = Usage(
+            prompt_tokens=raw.usage.prompt_tokens if raw.usage else 0,
+            completion_tokens=raw.usage.completion_tokens if raw.usage else 0,
+        )
+        model = raw.model or self.model
+        price = self.prices.cost(self.model, usage)
+        if price is None and model != self.model:
+            price = self.prices.cost(model, usage)
+        return ChatResponse(
+            message=ChatMessage(role="assistant", content=message.content or "", tool_calls=calls),
+            usage=usage,
+            model=model,
+            finish_reason=finish,
+            seconds=time.monotonic() - started,
+            cost_usd=price if raw.usage else None,
+            refusal=refusal or None,
+            attempts=attempts,
+        )
+
+
+class _Retryable(Exception):
+    """An attempt failed in a way a later attempt may not; `final` is what to raise when out of tries."""
+
+    def __init__(self, kind: type[LLMError], message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.retry_after = retry_after
+
+    def final(self, attempts: int) -> LLMError:
+        return self.kind(
+            f"{self.message} (gave up after {attempts} attempts)",
+            hint="an infrastructure failure: check the server, or raise timeout/max_retries",
+        )
+
+
+def _cause(e: BaseException) -> str:
+    """The innermost cause's text: 'Connection refused' says more than 'Connection error.'."""
+    while e.__cause__ is not None:
+        e = e.__cause__
+    text = str(e).strip().splitlines()
+    return text[0] if text else type(e).__name__
+
+
+def _error_message(e: Any) -> str:
+    body = getattr(e, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"]).splitlines()[0][:200]
+    return str(e).splitlines()[0][:200]
+
+
+def _retry_after(value: str | None) -> float | None:
+    try:
+        return float(value) if value else None
+    except ValueError:
+        return None  # an HTTP date; rare for APIs, and our own backoff is a fine fallback

@@ -1,0 +1,47 @@
+"""The core's own plugin: registers the built-ins exactly as a third-party plugin would, by import
+path, so nothing is imported until it is used."""
+
+from __future__ import annotations
+
+from .hookspecs import hookimpl
+
+
+@hookimpl
+def autoenvscaling_register_sandbox_backends(registrar):  # noqa: ANN001 - hook signature
+    registrar.add("bwrap", "autoenvscaling.sandbox.bwrap:BwrapBackend",
+                  description="bubblewrap sandboxes over copy-on-write root filesystems (Linux)")
+    registrar.add("docker", "autoenvscaling.sandbox.docker_backend:DockerBackend", extra="docker",
+                  description="containers through the Docker API (Docker, podman)")
+
+
+@hookimpl
+def autoenvscaling_register_agents(registrar):  # noqa: ANN001
+    registrar.add("oracle", "autoenvscaling.agents.builtin:OracleAgent", description="runs solution/solve.sh")
+    registrar.add("nop", "autoenvscaling.agents.builtin:NopAgent", description="does nothing")
+
+
+@hookimpl
+def autoenvscaling_register_executors(registrar):  # noqa: ANN001
+    registrar.add("local", "autoenvscaling.executors.base:LocalExecutor", description="asyncio pool in this process")
+
+
+@hookimpl
+def autoenvscaling_register_gates(registrar):  # noqa: ANN001
+    for name, path in [
+        ("lint", "autoenvscaling.gates.lint:LintGate"),
+        ("build", "autoenvscaling.gates.runtime:BuildGate"),
+        ("oracle", "autoenvscaling.gates.runtime:OracleGate"),
+        ("null", "autoenvscaling.gates.runtime:NullGate"),
+        ("reset", "autoenvscaling.gates.runtime:ResetGate"),
+        ("flaky", "autoenvscaling.gates.runtime:FlakinessGate"),
+        ("decontamination", "autoenvscaling.gates.text:DecontaminationGate"),
+        ("near-duplicate", "autoenvscaling.gates.text:NearDuplicateGate"),
+    ]:
+        registrar.add(name, path)
+
+
+@hookimpl
+def autoenvscaling_register_formats(registrar):  # noqa: ANN001
+    registrar.add("harbor", "autoenvscaling.suite.harbor_format:HarborFormat", description="Harbor task directories / dataset")
+    registrar.add("jsonl", "autoenvscaling.suite.rows:JsonlFormat", description="one JSON row per task")
+    registrar.add("parquet", "autoenvscaling.suite.rows:ParquetFormat", extra="export", description="Parquet rows (datasets-loadable)")

@@ -1,0 +1,229 @@
+"""The plugin host: a typed facade over pluggy's PluginManager.
+
+Create one with ``create_host()``; never at import time. Tests build a fresh host each, register
+plugins in-process with ``host.register(obj)``, and run strict so a broken plugin fails the test.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any
+
+import pluggy
+
+from ..errors import PluginError
+from . import hookspecs
+from .registry import Registry
+
+ENTRY_POINT_GROUP = "autoenvscaling"
+ENV_ALLOW = "AUTOENVSCALING_LOAD_PLUGINS"
+ENV_DENY = "AUTOENVSCALING_DISABLE_PLUGINS"
+
+# kind -> (register hook, base class checked for registered classes)
+KINDS: dict[str, tuple[str, str | None]] = {
+    "domain": ("autoenvscaling_register_domains", "autoenvscaling.domains.base:Domain"),
+    "sandbox backend": ("autoenvscaling_register_sandbox_backends", "autoenvscaling.sandbox.base:SandboxBackend"),
+    "agent": ("autoenvscaling_register_agents", "autoenvscaling.agents.base:Agent"),
+    "llm backend": ("autoenvscaling_register_llm_backends", "autoenvscaling.llm.base:LLMBackend"),
+    "format": ("autoenvscaling_register_formats", "autoenvscaling.suite.formats:TaskFormat"),
+    "gate": ("autoenvscaling_register_gates", "autoenvscaling.gates.base:Gate"),
+    "proposer": ("autoenvscaling_register_proposers", "autoenvscaling.proposers.base:Proposer"),
+    "executor": ("autoenvscaling_register_executors", "autoenvscaling.executors.base:Executor"),
+}
+
+BUILTIN_PLUGINS = ["autoenvscaling.plugins.builtin"]
+
+
+@dataclass
+class PluginInfo:
+    name: str
+    distribution: str | None
+    version: str | None
+    hooks: list[str] = field(default_factory=list)
+    builtin: bool = False
+
+
+@dataclass
+class LoadProblem:
+    plugin: str
+    distribution: str | None
+    message: str
+
+
+class PluginHost:
+    """Holds the plugin manager and one registry per kind of thing plugins register."""
+
+    def __init__(self, *, strict: bool = False) -> None:
+        self.strict = strict
+        self.pm = pluggy.PluginManager(hookspecs.PROJECT)
+        self.pm.add_hookspecs(hookspecs)
+        self.registries: dict[str, Registry[Any]] = {k: Registry(k, base) for k, (_, base) in KINDS.items()}
+        self.problems: list[LoadProblem] = []
+        self._infos: dict[str, PluginInfo] = {}
+        self._collected = False
+
+    # -- loading ----------------------------------------------------------------------------
+    def register(self, plugin: Any, name: str | None = None, *, distribution: str | None = None,
+                 version: str | None = None, builtin: bool = False) -> str:
+        """Register a plugin object or module in-process (tests, notebooks)."""
+        if self._collected:
+            raise PluginError("plugins must be registered before the host collects registrations")
+        plugin_name = self.pm.register(plugin, name=name)
+        if plugin_name is None:
+            raise PluginError(f"plugin {name or plugin!r} is blocked or already registered")
+        self._infos[plugin_name] = PluginInfo(plugin_name, distribution, version, builtin=builtin)
+        return plugin_name
+
+    def load_builtins(self) -> None:
+        import importlib
+
+        for module_name in BUILTIN_PLUGINS:
+            self.register(importlib.import_module(module_name), name=module_name, builtin=True,
+                          distribution="autoenvscaling", version=_version("autoenvscaling"))
+
+    def load_entrypoints(self) -> None:
+        allow = _env_list(ENV_ALLOW)
+        deny = set(_env_list(ENV_DENY) or [])
+        for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+            if allow is not None and ep.name not in allow:
+                continue
+            if ep.name in deny:
+                continue
+            dist = ep.dist.name if ep.dist else None
+            try:
+                module = ep.load()
+                self.register(module, name=ep.name, distribution=dist, version=ep.dist.version if ep.dist else None)
+            except Exception as exc:  # a broken third-party plugin must not take the tool down
+                self._problem(ep.name, dist, f"failed to load: {type(exc).__name__}: {exc}")
+
+    def check(self) -> None:
+        """Fail on hook implementations that match no spec (a misspelt hook name)."""
+        try:
+            self.pm.check_pending()
+        except pluggy.PluginValidationError as exc:
+            raise PluginError(f"plugin {exc.plugin_name} implements an unknown hook: {exc}",
+                              hint="hook names start with autoenvscaling_; see docs/hooks.md") from None
+
+    def collect(self) -> None:
+        """Call every register hook once per plugin, each with a registrar bound to that plugin."""
+        if self._collected:
+            return
+        self._collected = True
+        for kind, (hook_name, _) in KINDS.items():
+            caller = getattr(self.pm.hook, hook_name)
+            for impl in reversed(caller.get_hookimpls()):
+                registrar = self.registries[kind].registrar(impl.plugin_name)
+                info = self._infos.get(impl.plugin_name)
+                if info is not None and hook_name not in info.hooks:
+                    info.hooks.append(hook_name)
+                try:
+                    impl.function(registrar=registrar)
+                except PluginError as exc:
+                    if self.strict:
+                        raise
+                    self._problem(impl.plugin_name, info.distribution if info else None, exc.message)
+                except Exception as exc:
+                    if self.strict:
+                        raise PluginError(f"plugin {impl.plugin_name} failed in {hook_name}: {exc}") from exc
+                    self._problem(impl.plugin_name, info.distribution if info else None,
+                                  f"{hook_name} raised {type(exc).__name__}: {exc}")
+        for name, info in self._infos.items():
+            for impl_hook in ("autoenvscaling_register_commands", "autoenvscaling_task_validated", "autoenvscaling_round_ended"):
+                if any(i.plugin_name == name for i in getattr(self.pm.hook, impl_hook).get_hookimpls()):
+                    if impl_hook not in info.hooks:
+                        info.hooks.append(impl_hook)
+
+    def _problem(self, plugin: str, dist: str | None, message: str) -> None:
+        if self.strict:
+            raise PluginError(f"plugin {plugin} ({dist or 'in-process'}): {message}")
+        self.problems.append(LoadProblem(plugin, dist, message))
+        warnings.warn(f"autoenvscaling: plugin {plugin} ({dist or 'in-process'}) skipped: {message}", stacklevel=2)
+
+    # -- lookups ----------------------------------------------------------------------------
+    def registry(self, kind: str) -> Registry[Any]:
+        self.collect()
+        return self.registries[kind]
+
+    @property
+    def domains(self) -> Registry[Any]:
+        return self.registry("domain")
+
+    @property
+    def sandbox_backends(self) -> Registry[Any]:
+        return self.registry("sandbox backend")
+
+    @property
+    def agents(self) -> Registry[Any]:
+        return self.registry("agent")
+
+    @property
+    def llm_backends(self) -> Registry[Any]:
+        return self.registry("llm backend")
+
+    @property
+    def formats(self) -> Registry[Any]:
+        return self.registry("format")
+
+    @property
+    def gates(self) -> Registry[Any]:
+        return self.registry("gate")
+
+    @property
+    def proposers(self) -> Registry[Any]:
+        return self.registry("proposer")
+
+    @property
+    def executors(self) -> Registry[Any]:
+        return self.registry("executor")
+
+    def plugins(self) -> list[PluginInfo]:
+        self.collect()
+        return [self._infos[n] for n in sorted(self._infos)]
+
+    # -- events -----------------------------------------------------------------------------
+    def announce_task_validated(self, report: Any) -> None:
+        self._announce("autoenvscaling_task_validated", report=report)
+
+    def announce_round_ended(self, summary: Any) -> None:
+        self._announce("autoenvscaling_round_ended", summary=summary)
+
+    def _announce(self, hook_name: str, **kwargs: Any) -> None:
+        for impl in getattr(self.pm.hook, hook_name).get_hookimpls():
+            try:
+                impl.function(**kwargs)
+            except Exception as exc:  # an observer must not break the work it observes
+                if self.strict:
+                    raise
+                warnings.warn(f"autoenvscaling: plugin {impl.plugin_name} failed in {hook_name}: {exc}", stacklevel=2)
+
+
+def create_host(*, strict: bool | None = None, entrypoints: bool = True, plugins: list[Any] | None = None) -> PluginHost:
+    """A ready host: built-ins, installed plugins (unless ``entrypoints=False``), extra in-process
+    ``plugins``, pending hooks checked. ``strict`` defaults to the AUTOENVSCALING_STRICT_PLUGINS env var."""
+    if strict is None:
+        strict = os.environ.get("AUTOENVSCALING_STRICT_PLUGINS", "") not in ("", "0")
+    host = PluginHost(strict=strict)
+    host.load_builtins()
+    if entrypoints:
+        host.load_entrypoints()
+    for plugin in plugins or []:
+        host.register(plugin, name=getattr(plugin, "__name__", None) or type(plugin).__name__)
+    host.check()
+    return host
+
+
+def _env_list(var: str) -> list[str] | None:
+    value = os.environ.get(var)
+    if value is None:
+        return None
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None

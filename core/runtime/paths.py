@@ -1,0 +1,11 @@
+"""Harbor's runtime paths inside a sandbox."""
+
+TESTS_DIR = "/tests"
+SOLUTION_DIR = "/solution"
+LOGS_DIR = "/logs"
+VERIFIER_LOGS = "/logs/verifier"
+AGENT_LOGS = "/logs/agent"
+REWARD_TXT = "/logs/verifier/reward.txt"
+REWARD_JSON = "/logs/verifier/reward.json"
+# Our offline verifier toolchain (shims and provisioned packages); present only while verifying.
+VERIFIER_RUNTIME = "/opt/autoenvscaling-verifier"

@@ -1,0 +1,240 @@
+"""The sandbox interface every backend implements.
+
+A ``SandboxBackend`` turns a task's environment into something runnable (``prepare``: build or
+fetch the image, cached) and creates ``Sandbox`` instances from it, one per attempt. A sandbox is
+an isolated, disposable machine: commands run in it with a timeout and an output cap, files move in
+and out as tar streams, and ``close`` leaves nothing behind (no process, no mount, no layer).
+
+Attempts never share state: each sandbox starts from the prepared image, with its own writable
+layer. tests/ and solution/ enter only when the runner uploads them (verification / oracle time).
+"""
+
+from __future__ import annotations
+
+import abc
+import io
+import tarfile
+from pathlib import Path, PurePosixPath
+from typing import Any, ClassVar, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..tasks import Task
+
+DEFAULT_OUTPUT_LIMIT = 64 * 1024
+
+
+class ExecResult(BaseModel):
+    """What one command did. ``stdout``/``stderr`` are decoded and capped at the output limit."""
+
+    model_config = ConfigDict(frozen=True)
+
+    command: str
+    exit_code: int | None  # None when it was killed (timeout, limits)
+    stdout: str = ""
+    stderr: str = ""
+    seconds: float = 0.0
+    timed_out: bool = False
+    truncated: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+    def tail(self, chars: int = 800) -> str:
+        text = (self.stdout + ("\n" if self.stdout and self.stderr else "") + self.stderr).strip()
+        return text[-chars:]
+
+
+class SandboxPolicy(BaseModel):
+    """What a sandbox may use. The task's ``[environment]`` asks; the policy decides.
+
+    ``network``: "none" (loopback only, the default), or "task" (grant the internet when the task sets
+    allow_internet). Resource caps of zero mean "use the task's value".
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    network: str = "none"
+    memory_mb: int = 0
+    storage_mb: int = 0
+    pids: int = 512
+    cpu_seconds: int = 0
+    max_file_mb: int = 1024
+    max_memory_mb: int = 4096  # upper bound applied even when a task asks for more
+    max_storage_mb: int = 2048
+
+    def memory_for(self, task: Task) -> int:
+        return min(self.memory_mb or task.config.environment.memory_mb, self.max_memory_mb)
+
+    def storage_for(self, task: Task) -> int:
+        return min(self.storage_mb or task.config.environment.storage_mb, self.max_storage_mb)
+
+    def network_for(self, task: Task) -> bool:
+        return self.network == "task" and bool(task.config.environment.allow_internet)
+
+
+class Protection(BaseModel):
+    """One isolation measure and whether it is active on this machine (reported by ``doctor``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    active: bool
+    detail: str = ""
+
+
+class PreparedEnvironment(BaseModel):
+    """A built environment a backend can start sandboxes from (an image id, a rootfs layer stack)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    backend: str
+    ref: str  # backend-specific: image id, or a layer-stack key
+    workdir: str = "/"
+    env: dict[str, str] = Field(default_factory=dict)
+    user: str | None = None
+    build_seconds: float = 0.0
+    cached: bool = False
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class Sandbox(abc.ABC):
+    """One live, isolated attempt. Use as an async context manager."""
+
+    workdir: str = "/"
+
+    async def __aenter__(self) -> "Sandbox":
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @abc.abstractmethod
+    async def start(self) -> None:
+        """Bring the sandbox up (idempotent)."""
+
+    @abc.abstractmethod
+    async def exec(
+        self,
+        command: str,
+        *,
+        timeout: float = 60.0,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        user: str | None = None,
+        stdin: bytes | None = None,
+        output_limit: int = DEFAULT_OUTPUT_LIMIT,
+    ) -> ExecResult:
+        """Run ``command`` with ``bash -c`` (``sh -c`` when bash is absent). Every process it started
+        is gone when this returns."""
+
+    @abc.abstractmethod
+    async def put_archive(self, remote_dir: str, data: bytes) -> None:
+        """Extract a tar archive into ``remote_dir`` (created if missing) inside the sandbox."""
+
+    @abc.abstractmethod
+    async def get_archive(self, remote_path: str) -> bytes:
+        """A tar archive of ``remote_path`` (file or directory) inside the sandbox."""
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Kill everything and discard the attempt's state (idempotent)."""
+
+    # -- conveniences built on the archive primitives -----------------------------------------
+    async def upload_files(self, files: Mapping[str, bytes | tuple[bytes, bool]], remote_dir: str) -> None:
+        """Upload ``{relative path: bytes or (bytes, executable)}`` under ``remote_dir``."""
+        await self.put_archive(remote_dir, make_tar(files))
+
+    async def upload(self, local: Path, remote: str) -> None:
+        """Upload a local file or directory to the absolute path ``remote``."""
+        local = Path(local)
+        if local.is_dir():
+            files = {p.relative_to(local).as_posix(): (p.read_bytes(), bool(p.stat().st_mode & 0o100))
+                     for p in sorted(local.rglob("*")) if p.is_file() and not p.is_symlink()}
+            await self.upload_files(files, remote)
+        else:
+            remote_path = PurePosixPath(remote)
+            await self.upload_files({remote_path.name: (local.read_bytes(), bool(local.stat().st_mode & 0o100))},
+                                    str(remote_path.parent))
+
+    async def download(self, remote: str, local: Path) -> None:
+        """Copy a file or directory out of the sandbox into ``local`` (a directory)."""
+        data = await self.get_archive(remote)
+        Path(local).mkdir(parents=True, exist_ok=True)
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            tar.extractall(local, filter="data")
+
+    async def read_file(self, remote: str, *, limit: int = 1 << 20) -> bytes | None:
+        """The bytes of a regular file inside the sandbox, or None if it is missing or not a regular
+        file (a symlink planted by the agent is never followed)."""
+        try:
+            data = await self.get_archive(remote)
+        except FileNotFoundError:
+            return None
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            for member in tar:
+                if member.isfile() and member.size <= limit:
+                    fh = tar.extractfile(member)
+                    return fh.read() if fh else None
+                return None
+        return None
+
+
+class SandboxBackend(abc.ABC):
+    """Builds environments and creates sandboxes. One instance serves many attempts concurrently."""
+
+    name: ClassVar[str]
+
+    def __init__(self, *, policy: SandboxPolicy | None = None, cache_dir: Path | None = None) -> None:
+        from ..config import cache_dir as default_cache
+
+        self.policy = policy or SandboxPolicy()
+        self.cache_dir = Path(cache_dir) if cache_dir else default_cache()
+
+    @classmethod
+    def available(cls) -> tuple[bool, str]:
+        """Whether this backend can run here, and if not, one line saying why and how to fix it."""
+        return True, ""
+
+    @abc.abstractmethod
+    async def prepare(self, task: Task) -> PreparedEnvironment:
+        """Build (or reuse from cache) the task's environment. Raises BuildError with a reason."""
+
+    @abc.abstractmethod
+    async def create(self, task: Task, prepared: PreparedEnvironment) -> Sandbox:
+        """A new, not yet started sandbox for one attempt at ``task``."""
+
+    def protections(self) -> list[Protection]:
+        """The isolation measures this backend applies here, each marked active or not."""
+        return []
+
+    async def aclose(self) -> None:
+        """Release backend-wide resources (connections, caches held open)."""
+
+
+def make_tar(files: Mapping[str, bytes | tuple[bytes, bool]]) -> bytes:
+    """An in-memory tar of ``files``; directories are implied by the paths."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        dirs: set[str] = set()
+        for rel in sorted(files):
+            value = files[rel]
+            data, executable = value if isinstance(value, tuple) else (value, rel.endswith(".sh"))
+            parts = PurePosixPath(rel).parts
+            if ".." in parts or PurePosixPath(rel).is_absolute():
+                raise ValueError(f"unsafe path in archive: {rel!r}")
+            for i in range(1, len(parts)):
+                d = "/".join(parts[:i])
+                if d not in dirs:
+                    dirs.add(d)
+                    info = tarfile.TarInfo(d)
+                    info.type = tarfile.DIRTYPE
+                    info.mode = 0o755
+                    tar.addfile(info)
+            info = tarfile.TarInfo(rel)
+            info.size = len(data)
+            info.mode = 0o755 if executable else 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()

@@ -1,0 +1,191 @@
+"""Read and write Harbor task directories.
+
+Reading is lenient about *content* (a task missing tests/test.sh still loads, so the lint gate can
+say what is wrong) and strict about *form* (task.toml must parse). Writing is atomic and
+byte-preserving: task.toml is written back exactly as read unless its config changed, and then only
+the changed keys are rewritten, keeping comments and unknown keys.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tomllib
+import uuid
+from pathlib import Path
+from typing import Any
+
+from ..errors import TaskFormatError
+from .config import TaskConfig
+from .task import Task
+
+# Files that are never part of a task (editor and OS droppings).
+_IGNORED_NAMES = {".DS_Store", "__pycache__", ".pytest_cache"}
+# A task is held in memory; refuse directories that are clearly not tasks.
+MAX_TASK_BYTES = 64 * 1024 * 1024
+
+
+def is_task_dir(path: Path) -> bool:
+    return (path / "task.toml").is_file()
+
+
+def parse_config(text: str, *, where: str = "task.toml") -> TaskConfig:
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise TaskFormatError(f"{where}: malformed TOML: {exc}", hint="fix the TOML syntax") from None
+    try:
+        return TaskConfig.model_validate(raw)
+    except Exception as exc:  # pydantic.ValidationError: keep it to one line
+        first = str(exc).splitlines()
+        detail = "; ".join(line.strip() for line in first[1:3]) if len(first) > 1 else str(exc)
+        raise TaskFormatError(f"{where}: invalid config: {detail}", hint="see Harbor's task.toml schema") from None
+
+
+def read_task(path: str | os.PathLike[str]) -> Task:
+    """Load one task directory. Raises TaskFormatError with a one-line reason."""
+    root = Path(path)
+    if not root.is_dir():
+        raise TaskFormatError(f"{root}: not a directory", hint="pass a Harbor task directory")
+    toml_path = root / "task.toml"
+    if not toml_path.is_file():
+        raise TaskFormatError(f"{root}: no task.toml", hint="a Harbor task directory has task.toml at its top")
+    config_text = _read_text(toml_path)
+    config = parse_config(config_text, where=f"{root.name}/task.toml")
+    instruction_path = root / "instruction.md"
+    instruction = _read_text(instruction_path) if instruction_path.is_file() else None
+    files: dict[str, Any] = {}
+    total = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in _IGNORED_NAMES)
+        for name in sorted(filenames):
+            if name in _IGNORED_NAMES:
+                continue
+            full = Path(dirpath) / name
+            rel = full.relative_to(root).as_posix()
+            if rel in ("task.toml", "instruction.md"):
+                continue
+            st = full.lstat()
+            if stat.S_ISLNK(st.st_mode):
+                raise TaskFormatError(f"{root.name}/{rel}: symbolic links are not allowed in tasks", hint="copy the file instead")
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            total += st.st_size
+            if total > MAX_TASK_BYTES:
+                raise TaskFormatError(f"{root.name}: task directory larger than {MAX_TASK_BYTES >> 20} MiB", hint="build large data inside the environment")
+            from .task import TaskFile
+
+            files[rel] = TaskFile(data=full.read_bytes(), executable=bool(st.st_mode & stat.S_IXUSR))
+    name = config.task.name or root.name
+    return Task.create(name, config, instruction, files, config_text=config_text, source=str(root))
+
+
+def _read_text(path: Path) -> str:
+    try:
+        # newline="" keeps \r\n so an unchanged file is written back byte-identical.
+        with open(path, encoding="utf-8", newline="") as fh:
+            return fh.read()
+    except UnicodeDecodeError:
+        raise TaskFormatError(f"{path.parent.name}/{path.name}: not UTF-8 text", hint="save it as UTF-8") from None
+
+
+def render_config(task: Task) -> str:
+    """task.toml text for ``task``: the original text when the config is unchanged, else the original
+    document updated in place (comments and key order kept), else a fresh document."""
+    original = task.config_text
+    if original is not None:
+        try:
+            if parse_config(original) == task.config:
+                return original
+        except TaskFormatError:
+            original = None
+    import tomlkit
+
+    doc = tomlkit.parse(original) if original is not None else tomlkit.document()
+    _merge_into(doc, task.config.to_dict())
+    return tomlkit.dumps(doc)
+
+
+def _merge_into(container: Any, data: dict[str, Any]) -> None:
+    """Update a tomlkit container so it equals ``data``, touching only keys that differ."""
+    import tomlkit
+
+    for key in list(container.keys()):
+        if key not in data:
+            del container[key]
+    for key, value in data.items():
+        if value is None:
+            continue
+        current = container.get(key)
+        if isinstance(value, dict) and current is not None and hasattr(current, "keys"):
+            _merge_into(current, value)
+        elif _unwrap(current) != value:
+            if isinstance(value, dict):
+                table = tomlkit.table()
+                for k, v in value.items():
+                    if v is not None:
+                        table[k] = v
+                container[key] = table
+            elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+                aot = tomlkit.aot()
+                for item in value:
+                    aot.append({k: v for k, v in item.items() if v is not None})
+                container[key] = aot
+            else:
+                container[key] = value
+
+
+def _unwrap(value: Any) -> Any:
+    return value.unwrap() if hasattr(value, "unwrap") else value
+
+
+def write_task(task: Task, dest: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
+    """Write ``task`` as a directory at ``dest`` atomically: a crash leaves either the old directory or
+    the new one, never a half-written task."""
+    dest = Path(dest)
+    if dest.exists() and not overwrite:
+        raise TaskFormatError(f"{dest}: already exists", hint="pass overwrite=True or choose another path")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.parent / f".{dest.name}.tmp-{uuid.uuid4().hex[:8]}"
+    try:
+        tmp.mkdir()
+        _write_bytes(tmp / "task.toml", render_config(task).encode())
+        if task.instruction is not None:
+            _write_bytes(tmp / "instruction.md", task.instruction.encode())
+        for rel, f in task.files.items():
+            target = tmp / rel
+            if ".." in Path(rel).parts or Path(rel).is_absolute():
+                raise TaskFormatError(f"{task.name}: unsafe file path {rel!r}", hint="use paths inside the task")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            _write_bytes(target, f.data)
+            if f.executable:
+                target.chmod(0o755)
+        _fsync_dir(tmp)
+        if dest.exists():
+            old = dest.parent / f".{dest.name}.old-{uuid.uuid4().hex[:8]}"
+            dest.rename(old)
+            tmp.rename(dest)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            tmp.rename(dest)
+        _fsync_dir(dest.parent)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return dest
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    with open(path, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
