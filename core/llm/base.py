@@ -158,7 +158,7 @@ class LLMBackend(abc.ABC):
     ) -> ChatResponse:
         """Answer the conversation. Raises an `LLMError` subclass for expected failures."""
 
-    async def aclose(self) -> None:
+    async def aclose(self) -> None:  # noqa: B027 - optional: backends that hold nothing need no cleanup
         """Release connections or memory. Safe to call twice."""
 
     async def __aenter__(self) -> LLMBackend:

@@ -13,6 +13,7 @@ import json
 import os
 import random
 import time
+from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
@@ -32,7 +33,11 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
 _RETRYABLE_STATUS = {408, 409, 429}
-_CONFIG_STATUS = {401: "check the API key", 403: "check the API key's permissions", 404: "check base_url and the model name"}
+_CONFIG_STATUS = {
+    401: "check the API key",
+    403: "check the API key's permissions",
+    404: "check base_url and the model name",
+}
 _MAX_RETRY_AFTER = 60.0
 
 
@@ -70,6 +75,8 @@ def to_openai_tool(tool: ToolSpec) -> dict[str, Any]:
 
 
 def _parse_tool_call(raw: Any) -> ToolCall:
+    if getattr(raw, "function", None) is None:
+        raise LLMBadResponse(f"unsupported tool call type {getattr(raw, 'type', None)!r}; only function calls are")
     name = raw.function.name
     text = raw.function.arguments or "{}"
     try:
@@ -89,7 +96,9 @@ class OpenAIBackend(LLMBackend):
     """Chat over the OpenAI API with our own retries, a concurrency limit and a per-request timeout.
 
     api_key falls back to OPENAI_API_KEY; a loopback server without a key gets a dummy one.
-    max_retries counts retries after the first attempt. Refusals raise LLMRefusal unless
+    timeout (seconds) bounds each attempt; max_retries counts retries after the first attempt, for
+    429/408/409/5xx answers, connection errors and timeouts. max_concurrency bounds the requests in
+    flight across all callers of this backend. Refusals raise LLMRefusal unless
     raise_on_refusal=False, which returns them as data (ChatResponse.refusal).
     """
 
@@ -131,13 +140,16 @@ class OpenAIBackend(LLMBackend):
         """"max_tokens" for most servers; hosted reasoning models want "max_completion_tokens"."""
         self._api_key = key
         self._random = random.Random()
-        # The HTTP client and the semaphore belong to one event loop; they are rebuilt when a later
-        # asyncio.run() calls us from another loop (common in CLIs and tests).
+        # The HTTP client and the semaphore belong to one event loop; a later asyncio.run() (common in
+        # CLIs and tests) gets fresh ones. Each client is closed by an async generator parked in its
+        # loop: asyncio.run finalizes such generators before closing the loop (shutdown_asyncgens),
+        # so no connection outlives its loop even when nobody calls aclose().
         self._client: AsyncOpenAI | None = None
         self._semaphore: asyncio.Semaphore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._closer: AsyncGenerator[None, None] | None = None
 
-    def _ensure_client(self) -> tuple[AsyncOpenAI, asyncio.Semaphore]:
+    async def _ensure_client(self) -> tuple[AsyncOpenAI, asyncio.Semaphore]:
         loop = asyncio.get_running_loop()
         if self._client is None or self._semaphore is None or self._loop is not loop:
             from openai import AsyncOpenAI
@@ -147,17 +159,19 @@ class OpenAIBackend(LLMBackend):
             )
             self._semaphore = asyncio.Semaphore(self.max_concurrency)
             self._loop = loop
+            self._closer = _close_at_loop_end(self._client)
+            await anext(self._closer)
         return self._client, self._semaphore
 
     async def aclose(self) -> None:
-        client, self._client = self._client, None
-        if client is not None and self._loop is asyncio.get_running_loop():
-            await client.close()
+        closer, self._closer, self._client = self._closer, None, None
+        if closer is not None and self._loop is asyncio.get_running_loop():
+            await closer.aclose()
 
     def backoff(self, retry: int, retry_after: float | None = None) -> float:
         """Seconds to wait before retry number `retry` (1-based): exponential, with +-50% jitter so
         many clients that failed together do not retry together. A server's Retry-After wins."""
-        delay = self.backoff_base * 2 ** (retry - 1) * (0.5 + self._random.random())
+        delay = self.backoff_base * 2.0 ** (retry - 1) * (0.5 + self._random.random())
         if retry_after is not None:
             delay = max(delay, min(retry_after, _MAX_RETRY_AFTER))
         return delay
@@ -188,7 +202,7 @@ class OpenAIBackend(LLMBackend):
             try:
                 raw = await self._attempt(request)
                 response = self._to_response(raw, started, attempt)
-            except _Retryable as e:
+            except _RetryableError as e:
                 if attempt > self.max_retries:
                     self.usage.add_failure(retries=attempt - 1)
                     raise e.final(attempt) from None
@@ -204,15 +218,15 @@ class OpenAIBackend(LLMBackend):
         """One HTTP call, with errors sorted into retryable ones and final LLMErrors."""
         import openai
 
-        client, semaphore = self._ensure_client()
+        client, semaphore = await self._ensure_client()
         async with semaphore:
             try:
                 async with asyncio.timeout(self.timeout):
                     return await client.chat.completions.create(**request)
             except (openai.APITimeoutError, TimeoutError):
-                raise _Retryable(LLMTimeout, f"no answer from {self.base_url} within {self.timeout:g} s") from None
+                raise _RetryableError(LLMTimeout, f"no answer from {self.base_url} within {self.timeout:g} s") from None
             except openai.APIConnectionError as e:
-                raise _Retryable(LLMUnavailable, f"cannot reach {self.base_url}: {_cause(e)}") from None
+                raise _RetryableError(LLMUnavailable, f"cannot reach {self.base_url}: {_cause(e)}") from None
             except openai.APIStatusError as e:
                 raise self._status_error(e) from None
             except (json.JSONDecodeError, openai.APIResponseValidationError):
@@ -226,7 +240,7 @@ class OpenAIBackend(LLMBackend):
         message = _error_message(e)
         if status in _RETRYABLE_STATUS or status >= 500:
             retry_after = _retry_after(e.response.headers.get("retry-after"))
-            return _Retryable(LLMUnavailable, f"HTTP {status} from {self.base_url}: {message}", retry_after)
+            return _RetryableError(LLMUnavailable, f"HTTP {status} from {self.base_url}: {message}", retry_after)
         if "content_filter" in str(getattr(e, "code", "") or ""):
             return LLMRefusal(
                 f"the provider's content filter blocked the request: {message}",
@@ -243,6 +257,8 @@ class OpenAIBackend(LLMBackend):
         choice = choices[0]
         finish = choice.finish_reason or "stop"
         message = choice.message
+        if message is None:
+            raise LLMBadResponse(f"{self.base_url} answered a choice without a message")
         refusal = getattr(message, "refusal", None)
         if finish == "content_filter" and not refusal:
             refusal = "the provider's content filter stopped the answer"
@@ -253,8 +269,8 @@ class OpenAIBackend(LLMBackend):
             )
         calls = tuple(_parse_tool_call(c) for c in (message.tool_calls or ()))
         usage = Usage(
-            prompt_tokens=raw.usage.prompt_tokens if raw.usage else 0,
-            completion_tokens=raw.usage.completion_tokens if raw.usage else 0,
+            prompt_tokens=getattr(raw.usage, "prompt_tokens", 0) or 0,
+            completion_tokens=getattr(raw.usage, "completion_tokens", 0) or 0,
         )
         model = raw.model or self.model
         price = self.prices.cost(self.model, usage)
@@ -272,7 +288,14 @@ class OpenAIBackend(LLMBackend):
         )
 
 
-class _Retryable(Exception):
+async def _close_at_loop_end(client: AsyncOpenAI) -> AsyncGenerator[None, None]:
+    try:
+        yield
+    finally:
+        await client.close()
+
+
+class _RetryableError(Exception):
     """An attempt failed in a way a later attempt may not; `final` is what to raise when out of tries."""
 
     def __init__(self, kind: type[LLMError], message: str, retry_after: float | None = None) -> None:

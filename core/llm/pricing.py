@@ -61,9 +61,7 @@ class PriceTable:
         try:
             text = Path(path).read_text(encoding="utf-8")
         except OSError as e:
-            raise LLMConfigError(
-                f"cannot read price table {path}: {e.strerror}", hint=f"check {PRICES_ENV}"
-            ) from None
+            raise LLMConfigError(f"cannot read price table {path}: {e.strerror}", hint=f"check {PRICES_ENV}") from None
         return cls.from_toml_text(text, source=str(path))
 
     @classmethod

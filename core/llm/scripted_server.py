@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any, Literal, Union
+from typing import Any, Literal, TypeAlias
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,17 +75,17 @@ class DelayReply:
     then: Reply = TextReply("too late")
 
 
-Reply = Union[
-    str,
-    TextReply,
-    ToolCallsReply,
-    RefusalReply,
-    MalformedReply,
-    ErrorReply,
-    DelayReply,
-    dict[str, Any],
-    Callable[[dict[str, Any]], "Reply"],
-]
+Reply: TypeAlias = (
+    str
+    | TextReply
+    | ToolCallsReply
+    | RefusalReply
+    | MalformedReply
+    | ErrorReply
+    | DelayReply
+    | dict[str, Any]
+    | Callable[[dict[str, Any]], "Reply"]
+)
 """A str is a TextReply; a dict is sent verbatim as the JSON body; a callable gets the request JSON."""
 
 
@@ -133,7 +133,9 @@ class ScriptedOpenAIServer:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
         self._httpd.block_on_close = False
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="scripted-openai", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="scripted-openai", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -147,9 +149,7 @@ class ScriptedOpenAIServer:
     def __enter__(self) -> ScriptedOpenAIServer:
         return self.start()
 
-    def __exit__(
-        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    def __exit__(self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
 
     @property
@@ -278,10 +278,10 @@ class _Handler(BaseHTTPRequestHandler):
     timeout = 30  # idle keep-alive connections do not hold a thread forever
     owner: ScriptedOpenAIServer
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+    def do_GET(self) -> None:
         self.owner._handle(self, "GET")
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         self.owner._handle(self, "POST")
 
     def send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
@@ -293,5 +293,5 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         """Silence per-request logging: tests read `requests` instead."""

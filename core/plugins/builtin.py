@@ -18,6 +18,7 @@ def autoenvscaling_register_sandbox_backends(registrar):  # noqa: ANN001 - hook 
 def autoenvscaling_register_agents(registrar):  # noqa: ANN001
     registrar.add("oracle", "autoenvscaling.agents.builtin:OracleAgent", description="runs solution/solve.sh")
     registrar.add("nop", "autoenvscaling.agents.builtin:NopAgent", description="does nothing")
+    registrar.add("solver", "autoenvscaling.agents.solver:SolverAgent", description="LLM terminal agent (bash + finish)")
 
 
 @hookimpl
@@ -38,6 +39,20 @@ def autoenvscaling_register_gates(registrar):  # noqa: ANN001
         ("near-duplicate", "autoenvscaling.gates.text:NearDuplicateGate"),
     ]:
         registrar.add(name, path)
+    registrar.add("calibration", "autoenvscaling.flywheel.calibration:CalibrationGate",
+                  description="solver rollouts' mean reward inside the band, with spread (needs a solver)")
+
+
+@hookimpl
+def autoenvscaling_register_proposers(registrar):  # noqa: ANN001
+    registrar.add("procedural", "autoenvscaling.proposers.procedural:ProceduralProposer",
+                  description="a domain's own generators, no LLM")
+    registrar.add("prompt", "autoenvscaling.proposers.prompt:PromptProposer",
+                  description="one LLM response becomes a task directory")
+    registrar.add("prompt-feedback", "autoenvscaling.proposers.prompt:PromptFeedbackProposer",
+                  description="prompt, plus the admission gates' errors fed back (up to 2 revisions)")
+    registrar.add("agentic", "autoenvscaling.proposers.agentic:AgenticProposer",
+                  description="an LLM agent builds the task in its own sandbox and runs the checks")
 
 
 @hookimpl
@@ -45,3 +60,11 @@ def autoenvscaling_register_formats(registrar):  # noqa: ANN001
     registrar.add("harbor", "autoenvscaling.suite.harbor_format:HarborFormat", description="Harbor task directories / dataset")
     registrar.add("jsonl", "autoenvscaling.suite.rows:JsonlFormat", description="one JSON row per task")
     registrar.add("parquet", "autoenvscaling.suite.rows:ParquetFormat", extra="export", description="Parquet rows (datasets-loadable)")
+
+
+@hookimpl
+def autoenvscaling_register_llm_backends(registrar):  # noqa: ANN001
+    registrar.add("openai", "autoenvscaling.llm.openai_backend:OpenAIBackend", extra="llm",
+                  description="any OpenAI-compatible server (vLLM, SGLang, Ollama, hosted APIs)")
+    registrar.add("transformers", "autoenvscaling.llm.local_backend:TransformersBackend", extra="local",
+                  description="a local Hugging Face causal LM (default: embedded SmolLM2-135M-Instruct)")
