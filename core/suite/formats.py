@@ -10,6 +10,7 @@ import abc
 from pathlib import Path
 from typing import ClassVar, Iterable, Iterator
 
+from ..errors import TaskFormatError
 from ..tasks import Task
 
 
@@ -30,3 +31,16 @@ class TaskFormat(abc.ABC):
     def write(self, tasks: Iterable[Task], dest: Path) -> Path:
         """Write ``tasks`` to ``dest``; return what was written."""
         raise NotImplementedError(f"{self.name} cannot be exported")
+
+    def scan(self, path: Path) -> Iterator[Task | TaskFormatError]:
+        """Like ``read``, but one unreadable task is yielded as its error and reading goes on, so a
+        batch import reports it instead of stopping. The default stops at the first error; formats
+        whose items are independent (task folders, rows) override it."""
+        try:
+            yield from self.read(path)
+        except TaskFormatError as exc:
+            yield exc
+
+    def count(self, path: Path) -> int | None:
+        """How many tasks ``read`` will yield, when that is cheap to know (for progress bars)."""
+        return None

@@ -1,0 +1,69 @@
+"""Where a task goes inside a suite or an exported Harbor dataset, and the name it reads back with.
+
+Harbor names tasks ``org/name`` and names the folder after the part without the org (as
+``harbor task init`` does). A task whose task.toml does not name it takes its folder's name when
+read, so such a task is given an explicit ``[task] name`` whenever its folder must differ from its
+name; otherwise writing then reading would change its identity.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from pathlib import Path
+from typing import Container
+
+from ..tasks import Task
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_MAX_DIR = 100
+
+
+def dir_name(name: str) -> str:
+    """A safe folder name for task ``name``: its last path part, with unsafe characters replaced.
+    Never starts with a dot: hidden names are reserved for temporary directories."""
+    short = name.rsplit("/", 1)[-1]
+    slug = _UNSAFE.sub("-", short).strip("-.")
+    return slug[:_MAX_DIR] or "task"
+
+
+def unique(base: str, taken: Container[str]) -> str:
+    """``base``, or ``base-2``, ``base-3``, ... whichever is not taken."""
+    if base not in taken:
+        return base
+    i = 2
+    while f"{base}-{i}" in taken:
+        i += 1
+    return f"{base}-{i}"
+
+
+def placed(task: Task, folder: str) -> Task:
+    """``task`` as it must be written into ``folder`` so that reading it back gives the same name."""
+    if (task.config.task.name or folder) != task.name:
+        return task.renamed(task.name)
+    return task
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` so a reader (or a crash) sees the old file or the new one,
+    never a mix: write a temporary file beside it, fsync, rename, fsync the folder."""
+    tmp = path.parent / f".{path.name}.tmp-{uuid.uuid4().hex[:8]}"
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    fsync_dir(path.parent)
+
+
+def fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
