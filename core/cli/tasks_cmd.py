@@ -1,0 +1,202 @@
+"""``autoenvscaling tasks validate|run``: admission gates and single attempts over task directories.
+
+``validate --json`` prints a JSON array, one object per task in the order given, with at least
+``task``, ``name``, ``status``, ``reason`` and ``gates`` [{name, status, seconds, evidence}] (a
+stable contract: DESIGN.md section 10). Exit 0 when the batch ran, whatever the verdicts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+def _backend_options(fn: Any) -> Any:
+    fn = click.option("--network", type=click.Choice(["none", "task"]), default="none", show_default=True,
+                      help="none: loopback only; task: grant the internet to tasks that set allow_internet.")(fn)
+    fn = click.option("--backend", "backend_name", default="bwrap", show_default=True,
+                      help="Sandbox backend: bwrap, docker, or one a plugin registers.")(fn)
+    fn = click.option("--jobs", "-j", type=click.IntRange(min=1), default=2, show_default=True,
+                      help="Tasks handled at once.")(fn)
+    return fn
+
+
+@click.group()
+def tasks() -> None:
+    """Validate task directories; run agents on them."""
+
+
+@tasks.command("validate")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array of reports.")
+@_backend_options
+@click.option("--skip", multiple=True, metavar="GATE", help="Skip a gate (repeatable), e.g. --skip flaky.")
+@click.option("--flaky-runs", type=click.IntRange(min=1), default=None, help="Oracle runs in the flakiness gate (default 3).")
+@click.option("--held-out", type=click.Path(exists=True, path_type=Path), default=None,
+              help="Held-out texts for decontamination: JSONL, JSON, text (one per line) or task directories.")
+@click.option("--suite", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="Existing suite (folder of tasks) to check near-duplicates against.")
+def validate_cmd(paths: tuple[Path, ...], as_json: bool, backend_name: str, jobs: int, network: str,
+                 skip: tuple[str, ...], flaky_runs: int | None, held_out: Path | None, suite: Path | None) -> None:
+    """Run the admission gates over PATH... (task directories, or folders of them)."""
+    from ..gates.base import GateSettings
+    from ..gates.text import load_held_out
+    from ..gates.validate import Validator, discover_tasks
+    from ..plugins import create_host
+
+    task_dirs = discover_tasks(paths)
+    host = create_host()
+    overrides: dict[str, Any] = {"skip": tuple(skip)}
+    if flaky_runs is not None:
+        overrides["flaky_runs"] = flaky_runs
+    settings = GateSettings(**overrides)
+    held = load_held_out(held_out) if held_out else []
+    suite_tasks = _read_suite(suite) if suite else []
+    # Build the validator before the backend so a misspelt --skip fails before anything heavy starts.
+    validator = Validator(host=host, settings=settings, suite_tasks=suite_tasks, held_out=held)
+    if validator.needs_sandbox:  # lint and text gates alone need no sandbox
+        validator.use_backend(_make_backend(host, backend_name, network))
+    reports = asyncio.run(_validate(validator, task_dirs, jobs, show_progress=not as_json))
+    if as_json:
+        click.echo(json.dumps([r.to_json() for r in reports], indent=2))
+    else:
+        _print_table(reports)
+
+
+async def _validate(validator: Any, task_dirs: list[Path], jobs: int, *, show_progress: bool) -> list[Any]:
+    from ..executors.base import LocalExecutor
+    from ..gates.validate import validate_many
+
+    order = {str(p): i for i, p in enumerate(task_dirs)}
+    reports = []
+    with _Progress(len(task_dirs), enabled=show_progress) as progress:
+        async for report in validate_many(task_dirs, validator=validator, executor=LocalExecutor(concurrency=jobs),
+                                          progress=progress.advance):
+            reports.append(report)
+    if validator.backend is not None:
+        await validator.backend.aclose()
+    return sorted(reports, key=lambda r: order.get(r.task, len(order)))
+
+
+class _Progress:
+    """A rich progress bar on stderr (stdout stays clean for the table or JSON)."""
+
+    def __init__(self, total: int, *, enabled: bool) -> None:
+        self.total = total
+        self.enabled = enabled
+        self._progress: Any = None
+        self._task: Any = None
+
+    def __enter__(self) -> "_Progress":
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self._progress = Progress(TextColumn("validating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                      TextColumn("{task.description}"), console=Console(stderr=True), transient=True)
+            self._progress.__enter__()
+            self._task = self._progress.add_task("", total=self.total)
+        return self
+
+    def advance(self, report: Any) -> None:
+        if self._progress is not None:
+            self._progress.update(self._task, advance=1, description=f"{report.name}: {report.status}")
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.__exit__(*exc)
+
+
+def _print_table(reports: list[Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    colours = {"valid": "green", "invalid": "red", "error": "magenta", "timeout": "yellow"}
+    table = Table(show_lines=False)
+    for column in ("task", "status", "reason", "seconds"):
+        table.add_column(column, overflow="fold")
+    for r in reports:
+        table.add_row(r.name, f"[{colours.get(r.status, 'white')}]{r.status}[/]", r.reason, f"{r.seconds:.1f}")
+    console = Console()
+    console.print(table)
+    counts = {s: sum(r.status == s for r in reports) for s in ("valid", "invalid", "error", "timeout")}
+    console.print(", ".join(f"{n} {s}" for s, n in counts.items() if n) or "no tasks")
+
+
+def _make_backend(host: Any, name: str, network: str) -> Any:
+    from ..sandbox.base import SandboxPolicy
+    from ..sandbox.select import make_backend
+
+    return make_backend(name, host, SandboxPolicy(network=network))
+
+
+def _read_suite(path: Path) -> list[Any]:
+    from ..gates.validate import discover_tasks
+    from ..tasks.harbor import read_task
+
+    return [read_task(p) for p in discover_tasks([path]) if (p / "task.toml").is_file()]
+
+
+@tasks.command("run")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--agent", "agent_name", default="oracle", show_default=True, help="oracle, nop, or a registered agent.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array of trial summaries.")
+@_backend_options
+def run_cmd(paths: tuple[Path, ...], agent_name: str, as_json: bool, backend_name: str, jobs: int, network: str) -> None:
+    """Run one attempt of AGENT on each task in PATH... and print the rewards."""
+    from ..errors import UsageError
+    from ..gates.validate import discover_tasks
+    from ..plugins import create_host
+
+    task_dirs = discover_tasks(paths)
+    host = create_host()
+    agent_cls = host.agents.get(agent_name)
+    try:
+        agent = agent_cls()
+    except TypeError as exc:
+        raise UsageError(f"agent {agent_name!r} cannot be built without configuration: {exc}",
+                         hint="use oracle or nop here; LLM solvers run through the flywheel") from None
+    backend = _make_backend(host, backend_name, network)
+    rows = asyncio.run(_run(backend, agent, task_dirs, jobs))
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table()
+    for column in ("task", "status", "reward", "rewards", "seconds", "error"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        rewards = ", ".join(f"{k}={v:g}" for k, v in row["rewards"].items())
+        table.add_row(row["task"], row["status"], f"{row['reward']:g}", rewards, f"{row['seconds']:.1f}", row["error"] or "")
+    Console().print(table)
+
+
+async def _run(backend: Any, agent: Any, task_dirs: list[Path], jobs: int) -> list[dict[str, Any]]:
+    from ..errors import TaskFormatError
+    from ..executors.base import Job, LocalExecutor
+    from ..runtime.trial import TrialRunner, trial_summary
+    from ..tasks.harbor import read_task
+
+    runner = TrialRunner(backend)
+
+    async def one(path: Path) -> dict[str, Any]:
+        try:
+            task = read_task(path)
+        except TaskFormatError as exc:
+            return {"path": str(path), "task": path.name, "agent": agent.name, "status": "invalid", "reward": 0.0,
+                    "rewards": {}, "seconds": 0.0, "error": exc.message, "commands": 0}
+        return {"path": str(path), **trial_summary(await runner.run(task, agent))}
+
+    rows: dict[int, dict[str, Any]] = {}
+    async for result in LocalExecutor(concurrency=jobs).map(Job(key=i, fn=one, args=(p,)) for i, p in enumerate(task_dirs)):
+        i = int(result.key)
+        rows[i] = result.value if result.ok else {
+            "path": str(task_dirs[i]), "task": task_dirs[i].name, "agent": agent.name, "status": "error", "reward": 0.0,
+            "rewards": {}, "seconds": 0.0, "error": result.error, "commands": 0}
+    await backend.aclose()
+    return [rows[i] for i in sorted(rows)]

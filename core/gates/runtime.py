@@ -1,0 +1,212 @@
+"""Gates 2-6: the ones that build the environment and run attempts in sandboxes.
+
+Build (the environment builds within its timeout), oracle (the reference solution scores 1 on every
+reward key and every step), null (doing nothing scores below ``null_max``), reset (the oracle scores 1
+again on a fresh sandbox: attempts must not depend on each other) and flakiness (the oracle keeps
+scoring 1). Later gates reuse earlier work through ``ctx.scratch``: the prepared environment, and the
+oracle runs, which count towards the flakiness runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from ..agents.builtin import NopAgent, OracleAgent
+from ..errors import BuildError
+from ..runtime.trial import TrialResult
+from ..tasks import Task
+from .base import Evidence, Gate, GateContext, GateResult
+
+PREPARED = "prepared"
+BUILD_GRACE_SEC = 10.0
+ORACLE_RUNS = "oracle_runs"  # list[TrialResult]: every oracle attempt so far, in order
+
+
+class BuildGate(Gate):
+    """The task's environment builds (or comes from the cache) within its build timeout."""
+
+    name = "build"
+    order = 20
+    needs_sandbox = True
+
+    async def check(self, task: Task, ctx: GateContext) -> GateResult:
+        start = time.monotonic()
+        limit = task.config.environment.build_timeout_sec
+        command = f"{ctx.backend.name} prepare (build timeout {limit:g}s)"
+        timed_out = Evidence(command=command, values={"build_timeout_sec": limit})
+        try:
+            # Backends enforce the build timeout themselves (and stop the build cleanly); the grace
+            # period only catches a backend that does not.
+            prepared = await asyncio.wait_for(ctx.backend.prepare(task), timeout=limit + BUILD_GRACE_SEC)
+        except asyncio.TimeoutError:
+            return self.result("timeout", f"the environment did not build within {limit:g}s",
+                               seconds=time.monotonic() - start, evidence=[timed_out])
+        except BuildError as exc:
+            # str(exc) keeps every line (the build's output tail); exc.message is only the first.
+            tail = str(exc)[-2000:] + (f"\nhint: {exc.hint}" if exc.hint else "")
+            if "timed out" in exc.message:
+                return self.result("timeout", f"the environment did not build within {limit:g}s",
+                                   seconds=time.monotonic() - start,
+                                   evidence=[timed_out.model_copy(update={"output_tail": tail})])
+            return self.result("fail", f"build failed: {exc.message}", seconds=time.monotonic() - start,
+                               evidence=[Evidence(command=command, output_tail=tail)])
+        ctx.scratch[PREPARED] = prepared
+        evidence = Evidence(command=command, output_tail=_build_log(prepared.details),
+                            values={"build_seconds": round(prepared.build_seconds, 3), "cached": prepared.cached,
+                                    "ref": prepared.ref})
+        return self.result("pass", seconds=time.monotonic() - start, evidence=[evidence])
+
+
+def _build_log(details: dict[str, Any]) -> str:
+    for key in ("output_tail", "log_tail", "log", "output"):
+        value = details.get(key)
+        if isinstance(value, str):
+            return value[-2000:]
+    return ""
+
+
+async def _prepared(task: Task, ctx: GateContext) -> Any:
+    """The build gate's result, or a build now (when the build gate was skipped)."""
+    if PREPARED not in ctx.scratch:
+        ctx.scratch[PREPARED] = await ctx.backend.prepare(task)
+    return ctx.scratch[PREPARED]
+
+
+def trial_evidence(result: TrialResult, command: str) -> Evidence:
+    """What one attempt showed: the rewards, and the verifier's output (why it scored what it did)."""
+    step = result.steps[-1] if result.steps else None
+    tail = step.verifier.output_tail if step else ""
+    if step and step.trajectory.actions and step.trajectory.actions[-1].exit_code not in (0, None):
+        tail = f"[agent exit {step.trajectory.actions[-1].exit_code}] {step.trajectory.actions[-1].output[-400:]}\n{tail}"
+    values: dict[str, Any] = {"reward": result.reward, "rewards": result.rewards, "status": result.status,
+                              "seconds": round(result.seconds, 3)}
+    if result.error:
+        values["error"] = result.error
+    return Evidence(command=command, output_tail=tail[-2000:], values=values)
+
+
+def _is_one(value: float) -> bool:
+    return abs(value - 1.0) < 1e-9
+
+
+def _rewards_text(result: TrialResult) -> str:
+    if not result.rewards:
+        return result.error or "no reward"
+    if list(result.rewards) == ["reward"]:
+        return f"{result.rewards['reward']:g}"
+    return ", ".join(f"{k}={v:g}" for k, v in result.rewards.items())
+
+
+class _AttemptGate(Gate):
+    """Shared machinery: run one attempt and turn infrastructure trouble into error/timeout."""
+
+    needs_sandbox = True
+
+    async def attempt(self, task: Task, ctx: GateContext, agent: Any) -> TrialResult:
+        prepared = await _prepared(task, ctx)
+        result: TrialResult = await ctx.runner.run(task, agent, prepared=prepared)
+        if agent.name == "oracle" and result.status == "ok":
+            ctx.scratch.setdefault(ORACLE_RUNS, []).append(result)
+        return result
+
+    def abnormal(self, result: TrialResult, start: float, evidence: list[Evidence]) -> GateResult | None:
+        """The gate's result when the attempt itself did not complete, else None."""
+        if result.status == "timeout":
+            return self.result("timeout", f"{result.agent} attempt timed out: {result.error or 'verifier timed out'}",
+                               seconds=time.monotonic() - start, evidence=evidence)
+        if result.status == "error":
+            return self.result("error", f"{result.agent} attempt failed: {result.error}",
+                               seconds=time.monotonic() - start, evidence=evidence)
+        return None
+
+    def oracle_verdict(self, result: TrialResult, start: float, evidence: list[Evidence], what: str) -> GateResult:
+        abnormal = self.abnormal(result, start, evidence)
+        if abnormal is not None:
+            return abnormal
+        if not result.rewards:
+            return self.result("fail", f"{what}: {result.error or 'no reward'}", seconds=time.monotonic() - start,
+                               evidence=evidence)
+        if not all(_is_one(v) for v in result.rewards.values()):
+            return self.result("fail", f"{what} scored {_rewards_text(result)} (every reward must be 1)",
+                               seconds=time.monotonic() - start, evidence=evidence)
+        return self.result("pass", seconds=time.monotonic() - start, evidence=evidence)
+
+
+class OracleGate(_AttemptGate):
+    """The reference solution scores 1 on every reward key (and on every step)."""
+
+    name = "oracle"
+    order = 30
+
+    async def check(self, task: Task, ctx: GateContext) -> GateResult:
+        start = time.monotonic()
+        result = await self.attempt(task, ctx, OracleAgent())
+        evidence = [trial_evidence(result, "oracle: solution/solve.sh, then tests/test.sh")]
+        return self.oracle_verdict(result, start, evidence, "the oracle")
+
+
+class NullGate(_AttemptGate):
+    """Doing nothing must score below ``settings.null_max``; the exact value is reported."""
+
+    name = "null"
+    order = 40
+
+    async def check(self, task: Task, ctx: GateContext) -> GateResult:
+        start = time.monotonic()
+        result = await self.attempt(task, ctx, NopAgent())
+        evidence = [trial_evidence(result, "null attempt: no action, then tests/test.sh")]
+        abnormal = self.abnormal(result, start, evidence)
+        if abnormal is not None:
+            return abnormal
+        # No reward file after doing nothing is a zero (Harbor scores a missing reward as failure).
+        reward = result.reward
+        limit = ctx.settings.null_max
+        if reward >= limit:
+            return self.result("fail", f"the null attempt scored {reward:g} (must be < {limit:g}): "
+                               "the tests pass without any work", seconds=time.monotonic() - start, evidence=evidence)
+        return self.result("pass", f"null reward {reward:g}", seconds=time.monotonic() - start, evidence=evidence)
+
+
+class ResetGate(_AttemptGate):
+    """The oracle scores 1 again on a fresh sandbox: a task must not depend on an earlier attempt."""
+
+    name = "reset"
+    order = 50
+
+    async def check(self, task: Task, ctx: GateContext) -> GateResult:
+        start = time.monotonic()
+        result = await self.attempt(task, ctx, OracleAgent())
+        evidence = [trial_evidence(result, "oracle again on a fresh sandbox")]
+        return self.oracle_verdict(result, start, evidence, "the oracle on a fresh sandbox")
+
+
+class FlakinessGate(_AttemptGate):
+    """The oracle scores 1 on ``settings.flaky_runs`` attempts in all. Oracle attempts of earlier gates
+    (oracle, reset) count as runs, so the gate adds only what is missing; it stops at the first miss."""
+
+    name = "flaky"
+    order = 60
+
+    async def check(self, task: Task, ctx: GateContext) -> GateResult:
+        start = time.monotonic()
+        earlier: list[TrialResult] = list(ctx.scratch.get(ORACLE_RUNS, []))
+        wanted = max(1, ctx.settings.flaky_runs)
+        reused = min(len(earlier), wanted)
+        rewards = [r.reward for r in earlier[:reused]]
+        evidence: list[Evidence] = []
+        for run in range(reused, wanted):
+            result = await self.attempt(task, ctx, OracleAgent())
+            rewards.append(result.reward)
+            ev = trial_evidence(result, f"oracle run {run + 1} of {wanted}")
+            abnormal = self.abnormal(result, start, [ev])
+            if abnormal is not None:
+                return abnormal
+            if not result.rewards or not all(_is_one(v) for v in result.rewards.values()):
+                evidence.append(ev.model_copy(update={"values": {**ev.values, "runs": rewards, "reused": reused}}))
+                return self.result("fail", f"oracle run {run + 1} of {wanted} scored {_rewards_text(result)} "
+                                   f"after {run} perfect run(s)", seconds=time.monotonic() - start, evidence=evidence)
+        evidence.append(Evidence(command=f"oracle x{wanted}", values={"runs": rewards, "reused": reused,
+                                                                        "added": wanted - reused}))
+        return self.result("pass", seconds=time.monotonic() - start, evidence=evidence)

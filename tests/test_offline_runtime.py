@@ -1,0 +1,212 @@
+"""The offline verifier runtime: provisioning on the host, the shims inside a real bwrap sandbox, and
+the Harbor cookbook tasks' own test.sh (apt-get, curl | sh, uvx pytest) verified with no network."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from autoenvscaling.errors import AESError, MissingPrerequisite
+from autoenvscaling.runtime import offline
+from autoenvscaling.runtime.offline import DEFAULT_PACKAGES, provision, runtime_files, runtime_size
+from autoenvscaling.runtime.paths import VERIFIER_RUNTIME
+from autoenvscaling.tasks.harbor import read_task
+
+GOOD = Path(__file__).parent / "fixtures" / "defects" / "good"
+OFFLINE_PATH = f"{VERIFIER_RUNTIME}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+# -- host side: provisioning ------------------------------------------------------------------
+
+def test_default_set_is_provisioned_once_with_its_dependencies():
+    set_dir = provision(DEFAULT_PACKAGES)
+    manifest = json.loads((set_dir / "manifest.json").read_text())
+    versions = {d["name"]: d["version"] for d in manifest["dists"]}
+    assert versions["pytest"] == "8.4.1" and versions["pytest-json-ctrf"] == "0.3.5"
+    assert {"pluggy", "iniconfig", "packaging", "pygments"} <= set(versions)
+    pytest_dist = next(d for d in manifest["dists"] if d["name"] == "pytest")
+    assert pytest_dist["scripts"]["pytest"] == "pytest:console_main"
+    assert pytest_dist["deps"]["pluggy"] == versions["pluggy"]
+    root = set_dir.parent.parent
+    for dist in manifest["dists"]:
+        with zipfile.ZipFile(root / dist["path"]) as wheel:  # each dist is an importable wheel
+            assert any(n.endswith(".dist-info/METADATA") for n in wheel.namelist())
+    again = subprocess.run([sys.executable, "-c", "import time; from autoenvscaling.runtime.offline import provision, "
+                            "DEFAULT_PACKAGES; t = time.perf_counter(); provision(DEFAULT_PACKAGES); "
+                            "print(time.perf_counter() - t)"], capture_output=True, text=True, check=True)
+    assert float(again.stdout) < 0.05  # cached: no pip run
+
+
+def test_a_wheelhouse_replaces_pypi(tmp_path):
+    wheelhouse = tmp_path / "wheels"
+    subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
+                    "--dest", str(wheelhouse), "iniconfig==2.1.0"], check=True, capture_output=True)
+    set_dir = provision(["iniconfig==2.1.0"], cache_dir=tmp_path / "cache", wheelhouse=wheelhouse)
+    manifest = json.loads((set_dir / "manifest.json").read_text())
+    assert [(d["name"], d["version"]) for d in manifest["dists"]] == [("iniconfig", "2.1.0")]
+    # A pruned cache is noticed and provisioned again.
+    (set_dir.parent.parent / manifest["dists"][0]["path"]).unlink()
+    assert provision(["iniconfig==2.1.0"], cache_dir=tmp_path / "cache", wheelhouse=wheelhouse) == set_dir
+    assert (set_dir.parent.parent / manifest["dists"][0]["path"]).is_file()
+    # Parallel workers provisioning the same set into a fresh cache: one result, no debris.
+    code = ("import sys; from pathlib import Path; from autoenvscaling.runtime.offline import provision; "
+            f"print(provision(['iniconfig==2.1.0'], cache_dir=Path(sys.argv[1]), wheelhouse=Path({str(wheelhouse)!r})))")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "fresh")], stdout=subprocess.PIPE, text=True)
+             for _ in range(3)]
+    outputs = {p.communicate(timeout=120)[0].strip() for p in procs}
+    assert len(outputs) == 1 and all(p.returncode == 0 for p in procs)
+    assert sorted(x.name for x in (tmp_path / "fresh" / "verifier").iterdir()) == [".lock", "dists", "sets"]
+    with pytest.raises(MissingPrerequisite, match=r"cannot provision iniconfig==2\.0 from the wheelhouse") as info:
+        provision(["iniconfig==2.0"], cache_dir=tmp_path / "cache", wheelhouse=wheelhouse)
+    assert "AUTOENVSCALING_WHEELHOUSE" in (info.value.hint or "")
+
+
+def test_runtime_files_hold_the_shims_and_packages_and_record_failures(tmp_path):
+    files = runtime_files()
+    assert files is runtime_files()  # cached in-process
+    for shim in ("bin/apt-get", "bin/apt", "bin/curl", "bin/uv", "bin/uvx"):
+        assert files[shim][1], f"{shim} must be executable"
+    assert not files["libexec/uvshim"][1]
+    assert "dists/pytest-8.4.1.whl" in files
+    assert 1_000_000 < runtime_size(files) < 4_000_000 and len(files) < 20
+    index = json.loads(files["index.json"][0])
+    assert index["problems"] == [] and "8.4.1" in index["dists"]["pytest"]
+    empty_wheelhouse = tmp_path / "empty"
+    empty_wheelhouse.mkdir()
+    monkey_env = {offline.ENV_WHEELHOUSE: str(empty_wheelhouse)}
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in monkey_env.items():
+            mp.setenv(k, v)
+        with pytest.warns(UserWarning, match="cannot provision"):
+            broken = runtime_files([("pytest==8.4.1",)], cache_dir=tmp_path / "cache")
+    problems = json.loads(broken["index.json"][0])["problems"]
+    assert len(problems) == 1 and "the wheelhouse" in problems[0]
+    assert "bin/uvx" in broken and not any(p.startswith("dists/") for p in broken)
+
+
+# -- inside a real bwrap sandbox ----------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def bwrap():
+    from autoenvscaling.plugins import create_host
+    from autoenvscaling.sandbox.select import make_backend
+
+    try:
+        return make_backend("bwrap", create_host(strict=True))
+    except AESError as exc:
+        pytest.skip(f"bwrap backend unavailable: {exc.message}")
+
+
+def run_offline(backend, script: str, timeout: float = 120.0):
+    """Run ``script`` in a fresh sandbox of the good fixture with the runtime on PATH, as the
+    trial runner sets it up at verification time."""
+    async def go():
+        task = read_task(GOOD)
+        prepared = await backend.prepare(task)
+        sandbox = await backend.create(task, prepared)
+        async with sandbox:
+            await sandbox.upload_files(runtime_files(), VERIFIER_RUNTIME)
+            return await sandbox.exec(script, timeout=timeout, env={"PATH": OFFLINE_PATH, "HOME": "/root",
+                                                                    "AUTOENVSCALING_OFFLINE": "1"})
+    return asyncio.run(go())
+
+
+def sections(output: str) -> dict[str, str]:
+    """Split ``== name`` delimited output into {name: text}."""
+    out: dict[str, str] = {}
+    name = ""
+    for line in output.splitlines():
+        if line.startswith("== "):
+            name = line[3:].strip()
+            out[name] = ""
+        elif name:
+            out[name] += line + "\n"
+    return out
+
+
+def test_apt_and_curl_shims(bwrap):
+    result = run_offline(bwrap, """
+echo "== update"; apt-get update 2>&1; echo "rc=$?"
+echo "== install-present"; apt-get install -y --no-install-recommends curl python3=3.11.2-1+b1 2>&1; echo "rc=$?"
+echo "== install-missing"; apt -q install -y git jq 2>&1; echo "rc=$?"
+echo "== curl-other"; curl -fsSL https://pypi.org/simple/ 2>&1; echo "rc=$?"
+echo "== curl-output"; curl -LsSf -o /tmp/uv.sh https://astral.sh/uv/install.sh; echo "rc=$? lines=$(wc -l < /tmp/uv.sh)"
+echo "== installer"; curl -LsSf https://astral.sh/uv/0.9.7/install.sh | sh 2>&1; echo "rc=$?"
+echo "== env"; . "$HOME/.local/bin/env"; command -v uvx; echo "$PATH"
+echo "== real-network"; python3 -c "import socket; socket.create_connection(('151.101.0.223', 443), timeout=3)" 2>&1 | tail -1
+""")
+    s = sections(result.stdout)
+    assert "skipping 'apt-get update'" in s["update"] and "rc=0" in s["update"]
+    assert "already available: curl python3" in s["install-present"] and "rc=0" in s["install-present"]
+    assert "cannot install packages without network: git jq" in s["install-missing"]
+    assert "environment/Dockerfile" in s["install-missing"] and "rc=100" in s["install-missing"]
+    assert "Could not resolve host: pypi.org (network disabled in the offline verifier" in s["curl-other"]
+    assert "rc=6" in s["curl-other"]
+    assert "rc=0 lines=" in s["curl-output"]
+    assert "everything's installed!" in s["installer"] and "rc=0" in s["installer"]
+    assert s["env"].splitlines()[0] == "/root/.local/bin/uvx"
+    assert s["env"].splitlines()[1].startswith("/root/.local/bin:")
+    assert "Network is unreachable" in s["real-network"] or "Errno" in s["real-network"]
+
+
+def test_uv_shims_run_provisioned_versions_only(bwrap):
+    result = run_offline(bwrap, """
+echo "== uvx"; uvx --with pytest==8.4.1 --with pytest-json-ctrf==0.3.5 pytest --version 2>&1; echo "rc=$?"
+echo "== at"; uvx pytest@8.4.1 --version 2>&1
+echo "== from-range"; uvx --from 'pytest>=8,<9' pytest --version 2>&1
+echo "== wrong-version"; uvx --with pytest==8.4.2 pytest --version 2>&1; echo "rc=$?"
+echo "== unknown"; uvx --with requests==2.32.0 pytest --version 2>&1; echo "rc=$?"
+echo "== uv-run"; cd /tmp && uv run --with pytest==8.4.1 python -c "import pytest, sys; print(pytest.__version__, sys.path[0] == '')"
+echo "== venv"; cd /tmp && uv venv .tbench-testing >/dev/null && . .tbench-testing/bin/activate && uv pip install pytest==8.4.1 >/dev/null && command -v pytest && pytest --version 2>&1 && uv run pytest --version 2>&1
+echo "== unsupported"; uv sync 2>&1; echo "rc=$?"
+echo "== isolation"; deactivate; mkdir -p /usr/local/lib/python3.11/dist-packages && echo "X = 1" > /usr/local/lib/python3.11/dist-packages/imagepkg.py
+python3 -c "import imagepkg" && echo image-sees-it
+uv run --with pytest==8.4.1 python -c "import imagepkg" && echo uv-run-sees-it
+uvx --with 'pytest>=8,<9' python -c "import imagepkg" 2>&1 | tail -1
+""")
+    s = sections(result.stdout)
+    assert s["uvx"].strip().splitlines() == ["pytest 8.4.1", "rc=0"]
+    assert s["at"].strip() == "pytest 8.4.1"
+    assert s["from-range"].strip() == "pytest 8.4.1"
+    assert ("pytest==8.4.2 is not provisioned in the offline verifier (provisioned: pytest==8.4.1)" in s["wrong-version"])
+    assert "rc=2" in s["wrong-version"]
+    assert "requests==2.32.0 is not provisioned" in s["unknown"]
+    assert s["uv-run"].strip() == "8.4.1 True"
+    assert s["venv"].strip().splitlines() == ["/tmp/.tbench-testing/bin/pytest", "pytest 8.4.1", "pytest 8.4.1"]
+    assert "'uv sync' is not supported by the offline verifier" in s["unsupported"] and "rc=2" in s["unsupported"]
+    # uvx runs tools isolated from the image's site-packages, as uv's tool environments are.
+    assert s["isolation"].splitlines() == ["image-sees-it", "uv-run-sees-it",
+                                           "ModuleNotFoundError: No module named 'imagepkg'"]
+
+
+@pytest.mark.parametrize("name, rewards", [
+    ("simple-task", {"reward": 1.0}),
+    ("skills", {"reward": 1.0}),
+    ("multi-reward", {"correctness": 1.0, "performance": 1.0}),
+    ("multi-step", {"scaffold": 1.0, "implement": 1.0, "document": 1.0}),
+])
+def test_cookbook_tasks_verify_offline_oracle_1_nop_0(bwrap, harbor_cookbook, name, rewards):
+    """The cookbook's exact test.sh files (unchanged) give oracle = 1 and nop = 0 with no network."""
+    from autoenvscaling.agents.builtin import NopAgent, OracleAgent
+    from autoenvscaling.runtime.trial import TrialRunner
+
+    task = read_task(harbor_cookbook / name)
+    runner = TrialRunner(bwrap)
+
+    async def go():
+        prepared = await bwrap.prepare(task)
+        return await asyncio.gather(runner.run(task, OracleAgent(), prepared=prepared),
+                                    runner.run(task, NopAgent(), prepared=prepared))
+    oracle, nop = asyncio.run(go())
+    assert oracle.status == "ok", oracle.error
+    assert oracle.rewards == rewards, oracle.steps[-1].verifier.output_tail
+    assert nop.status == "ok", nop.error
+    assert nop.reward == 0.0
+    if name != "multi-step":  # the others bootstrapped apt, curl | sh and uvx through the shims
+        assert "skipping 'apt-get update'" in oracle.steps[-1].verifier.output_tail
