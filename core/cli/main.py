@@ -46,9 +46,7 @@ class LazyGroup(click.Group):
         self._plugins_loaded = True
         from ..plugins import create_host
 
-        host = create_host()
-        for impl in host.pm.hook.autoenvscaling_register_commands.get_hookimpls():
-            impl.function(cli=self)
+        create_host().register_commands(self)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         self._load_plugin_commands()
@@ -91,7 +89,24 @@ def cli() -> None:
     """AutoEnvScaling: build, validate and train on RL environments (Harbor task directories)."""
 
 
+def _plugin_warnings_as_lines() -> None:
+    """Show a skipped plugin as one ``warning:`` line instead of Python's file/line/source format."""
+    import warnings
+
+    original = warnings.showwarning
+
+    def show(message: Any, category: type[Warning], filename: str, lineno: int, file: Any = None,
+             line: str | None = None) -> None:
+        if category.__name__ == "PluginWarning":  # autoenvscaling.plugins.host, not imported here
+            click.echo(f"warning: {message}", err=True)
+        else:
+            original(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+
+
 def main(argv: list[str] | None = None) -> None:
+    _plugin_warnings_as_lines()
     try:
         cli.main(args=argv, prog_name="autoenvscaling", standalone_mode=False)
     except click.exceptions.Abort:

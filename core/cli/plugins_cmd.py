@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
@@ -15,21 +16,51 @@ def plugins() -> None:
 @plugins.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
 def plugins_list(as_json: bool) -> None:
-    """List plugins with their distribution, version and hooks."""
-    from ..plugins import create_host
+    """List plugins with their distribution, version and hooks, and the ones that were skipped."""
+    import warnings
 
-    host = create_host()
-    infos = host.plugins()
-    rows = [{"name": p.name, "distribution": p.distribution, "version": p.version, "builtin": p.builtin,
-             "hooks": sorted(p.hooks)} for p in infos]
-    problems = [{"plugin": p.plugin, "distribution": p.distribution, "message": p.message} for p in host.problems]
+    from ..plugins import create_host
+    from ..plugins.host import PluginWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PluginWarning)  # problems are listed below instead
+        host = create_host()
+        infos = host.plugins()
+    rows = {p.name: {"name": p.name, "distribution": p.distribution, "version": p.version, "builtin": p.builtin,
+                     "hooks": sorted(p.hooks), "loaded": True, "problems": []} for p in infos}
+    for problem in host.problems:
+        row = rows.setdefault(problem.plugin, {"name": problem.plugin, "distribution": problem.distribution,
+                                               "version": None, "builtin": False, "hooks": [], "loaded": False,
+                                               "problems": []})
+        row["problems"].append(problem.message)
+    ordered = [rows[name] for name in sorted(rows)]
     if as_json:
-        click.echo(json.dumps(rows + ([{"problems": problems}] if False else []), indent=2))
+        click.echo(json.dumps(ordered, indent=2))
         return
-    for r in rows:
-        click.echo(f"{r['name']:<36} {r['distribution'] or '-':<28} {r['version'] or '-':<10} {', '.join(h.removeprefix('autoenvscaling_') for h in r['hooks'])}")
-    for p in problems:
-        click.echo(f"skipped {p['plugin']} ({p['distribution']}): {p['message']}", err=True)
+    for r in ordered:
+        hooks = ", ".join(h.removeprefix("autoenvscaling_") for h in r["hooks"]) if r["loaded"] else "not loaded"
+        click.echo(f"{r['name']:<36} {r['distribution'] or '-':<28} {r['version'] or '-':<10} {hooks}")
+    for r in ordered:
+        for message in r["problems"]:
+            click.echo(f"problem: {r['name']} ({r['distribution'] or 'in-process'}): {message}", err=True)
+
+
+@plugins.command("new")
+@click.argument("name")
+@click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
+              show_default=True, help="Where to create the package folder.")
+def plugins_new(name: str, directory: Path) -> None:
+    """Scaffold a domain plugin package NAME (autoenvscaling-NAME) whose tests pass straight away."""
+    from ..testing.scaffold import plugin_fields, scaffold_plugin
+
+    dest = scaffold_plugin(name, directory)
+    fields = plugin_fields(name)
+    click.echo(f"created {dest} (distribution {fields['distribution']}, package {fields['package']}, "
+               f"domain {fields['name']})")
+    click.echo("next:")
+    click.echo(f"  pip install -e {dest}")
+    click.echo(f"  pytest {dest}")
+    click.echo("  autoenvscaling domains list")
 
 
 @click.group()

@@ -2,8 +2,8 @@
 
 Register hooks receive a typed ``Registrar`` and only register things; behaviour lives in the
 registered classes. Event hooks announce what happened and return nothing. Signatures only grow:
-new optional arguments may be added, none removed or renamed (tests/test_hookspecs.py enforces
-that every hook here is documented in docs/hooks.md with its signature).
+new optional arguments may be added, none removed or renamed. Every hook here is documented in
+docs/hooks.md with its signature; tests/plugins/test_hookspecs_documented.py enforces that.
 """
 
 from __future__ import annotations

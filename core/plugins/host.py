@@ -37,6 +37,11 @@ KINDS: dict[str, tuple[str, str | None]] = {
 BUILTIN_PLUGINS = ["autoenvscaling.plugins.builtin"]
 
 
+class PluginWarning(UserWarning):
+    """A plugin was skipped (fail-soft loading) or an observer failed; its own category so callers
+    (the CLI, tests) can filter or escalate it."""
+
+
 @dataclass
 class PluginInfo:
     name: str
@@ -71,7 +76,11 @@ class PluginHost:
         """Register a plugin object or module in-process (tests, notebooks)."""
         if self._collected:
             raise PluginError("plugins must be registered before the host collects registrations")
-        plugin_name = self.pm.register(plugin, name=name)
+        try:
+            plugin_name = self.pm.register(plugin, name=name)
+        except ValueError as exc:  # pluggy: the name or the object is already registered
+            raise PluginError(f"plugin {name or plugin!r} cannot be registered: {exc}",
+                              hint="register each plugin once, under a unique name") from None
         if plugin_name is None:
             raise PluginError(f"plugin {name or plugin!r} is blocked or already registered")
         self._infos[plugin_name] = PluginInfo(plugin_name, distribution, version, builtin=builtin)
@@ -88,11 +97,12 @@ class PluginHost:
         allow = _env_list(ENV_ALLOW)
         deny = set(_env_list(ENV_DENY) or [])
         for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-            if allow is not None and ep.name not in allow:
-                continue
-            if ep.name in deny:
-                continue
             dist = ep.dist.name if ep.dist else None
+            names = {ep.name, dist}  # either the entry-point name or the distribution selects a plugin
+            if allow is not None and not names & set(allow):
+                continue
+            if names & deny:
+                continue
             try:
                 module = ep.load()
                 self.register(module, name=ep.name, distribution=dist, version=ep.dist.version if ep.dist else None)
@@ -100,12 +110,23 @@ class PluginHost:
                 self._problem(ep.name, dist, f"failed to load: {type(exc).__name__}: {exc}")
 
     def check(self) -> None:
-        """Fail on hook implementations that match no spec (a misspelt hook name)."""
-        try:
-            self.pm.check_pending()
-        except pluggy.PluginValidationError as exc:
-            raise PluginError(f"plugin {exc.plugin_name} implements an unknown hook: {exc}",
-                              hint="hook names start with autoenvscaling_; see docs/hooks.md") from None
+        """Catch hook implementations that match no spec (a misspelt hook name). Strict: raise.
+        Fail-soft: unregister that plugin, record the problem and warn, so one broken third-party
+        plugin does not take the tool down."""
+        while True:
+            try:
+                self.pm.check_pending()
+                return
+            except pluggy.PluginValidationError as exc:
+                name = self.pm.get_name(exc.plugin) or repr(exc.plugin)
+                unknown = sorted(c.name for c in self.pm.get_hookcallers(exc.plugin) or [] if not c.has_spec())
+                message = f"implements unknown hooks: {', '.join(unknown)}"
+                if self.strict:
+                    raise PluginError(f"plugin {name} {message}",
+                                      hint="hook names start with autoenvscaling_; see docs/hooks.md") from None
+                info = self._infos.pop(name, None)
+                self.pm.unregister(plugin=exc.plugin)
+                self._problem(name, info.distribution if info else None, message)
 
     def collect(self) -> None:
         """Call every register hook once per plugin, each with a registrar bound to that plugin."""
@@ -114,20 +135,26 @@ class PluginHost:
         self._collected = True
         for kind, (hook_name, _) in KINDS.items():
             caller = getattr(self.pm.hook, hook_name)
-            for impl in reversed(caller.get_hookimpls()):
-                registrar = self.registries[kind].registrar(impl.plugin_name)
+            # Registration order (built-ins first), so a plugin that reuses a taken name is the one
+            # blamed and skipped.
+            for impl in caller.get_hookimpls():
+                registry = self.registries[kind]
+                registrar = registry.registrar(impl.plugin_name)
                 info = self._infos.get(impl.plugin_name)
                 if info is not None and hook_name not in info.hooks:
                     info.hooks.append(hook_name)
+                before = registry.snapshot()
                 try:
-                    impl.function(registrar=registrar)
+                    _call(impl, registrar=registrar)
                 except PluginError as exc:
                     if self.strict:
                         raise
+                    registry.restore(before)  # all of this hook's entries or none, never half
                     self._problem(impl.plugin_name, info.distribution if info else None, exc.message)
                 except Exception as exc:
                     if self.strict:
                         raise PluginError(f"plugin {impl.plugin_name} failed in {hook_name}: {exc}") from exc
+                    registry.restore(before)
                     self._problem(impl.plugin_name, info.distribution if info else None,
                                   f"{hook_name} raised {type(exc).__name__}: {exc}")
         for name, info in self._infos.items():
@@ -140,7 +167,8 @@ class PluginHost:
         if self.strict:
             raise PluginError(f"plugin {plugin} ({dist or 'in-process'}): {message}")
         self.problems.append(LoadProblem(plugin, dist, message))
-        warnings.warn(f"autoenvscaling: plugin {plugin} ({dist or 'in-process'}) skipped: {message}", stacklevel=2)
+        warnings.warn(f"autoenvscaling: plugin {plugin} ({dist or 'in-process'}) skipped: {message}",
+                      PluginWarning, stacklevel=2)
 
     # -- lookups ----------------------------------------------------------------------------
     def registry(self, kind: str) -> Registry[Any]:
@@ -183,6 +211,20 @@ class PluginHost:
         self.collect()
         return [self._infos[n] for n in sorted(self._infos)]
 
+    def register_commands(self, cli: Any) -> None:
+        """Let every plugin add its commands to the click group ``cli``. A plugin whose hook raises
+        is skipped with a warning (strict: PluginError), so it cannot take the whole CLI down."""
+        for impl in self.pm.hook.autoenvscaling_register_commands.get_hookimpls():
+            try:
+                _call(impl, cli=cli)
+            except Exception as exc:
+                info = self._infos.get(impl.plugin_name)
+                if self.strict:
+                    raise PluginError(f"plugin {impl.plugin_name} failed in autoenvscaling_register_commands: "
+                                      f"{type(exc).__name__}: {exc}") from exc
+                self._problem(impl.plugin_name, info.distribution if info else None,
+                              f"autoenvscaling_register_commands raised {type(exc).__name__}: {exc}")
+
     # -- events -----------------------------------------------------------------------------
     def announce_task_validated(self, report: Any) -> None:
         self._announce("autoenvscaling_task_validated", report=report)
@@ -193,11 +235,12 @@ class PluginHost:
     def _announce(self, hook_name: str, **kwargs: Any) -> None:
         for impl in getattr(self.pm.hook, hook_name).get_hookimpls():
             try:
-                impl.function(**kwargs)
+                _call(impl, **kwargs)
             except Exception as exc:  # an observer must not break the work it observes
                 if self.strict:
                     raise
-                warnings.warn(f"autoenvscaling: plugin {impl.plugin_name} failed in {hook_name}: {exc}", stacklevel=2)
+                warnings.warn(f"autoenvscaling: plugin {impl.plugin_name} failed in {hook_name}: {exc}",
+                              PluginWarning, stacklevel=2)
 
 
 def create_host(*, strict: bool | None = None, entrypoints: bool = True, plugins: list[Any] | None = None) -> PluginHost:
@@ -213,6 +256,12 @@ def create_host(*, strict: bool | None = None, entrypoints: bool = True, plugins
         host.register(plugin, name=getattr(plugin, "__name__", None) or type(plugin).__name__)
     host.check()
     return host
+
+
+def _call(impl: Any, **kwargs: Any) -> Any:
+    """Call one hook implementation with the arguments it declares (pluggy lets an implementation
+    take a subset of the spec's arguments, so newer optional arguments never break old plugins)."""
+    return impl.function(*[kwargs[name] for name in impl.argnames])
 
 
 def _env_list(var: str) -> list[str] | None:

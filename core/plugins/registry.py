@@ -87,14 +87,23 @@ class Registry(Generic[T]):
             raise PluginError(f"{self.kind} {entry.name!r} registered twice: by {other} and by {entry.plugin}",
                               hint="disable one of them with AUTOENVSCALING_DISABLE_PLUGINS")
         if not isinstance(entry.target, str):
-            if self.base is not None and isinstance(entry.target, type) and not issubclass(entry.target, self.base):
+            base = self.base
+            if base is not None and not (isinstance(entry.target, type) and issubclass(entry.target, base)):
                 raise PluginError(
                     f"plugin {entry.plugin} registered {self.kind} {entry.name!r} as {entry.target!r}, "
-                    f"which is not a {self.base.__name__}"
+                    f"which is not a {base.__name__} subclass",
+                    hint="register the class itself, or its import path 'pkg.mod:Class'",
                 )
         elif ":" not in entry.target:
             raise PluginError(f"plugin {entry.plugin}: import path {entry.target!r} must look like 'pkg.mod:Name'")
         self._entries[entry.name] = entry
+
+    def snapshot(self) -> dict[str, Entry[T]]:
+        """The current entries, for ``restore`` (the host drops a failed plugin's partial work)."""
+        return dict(self._entries)
+
+    def restore(self, snapshot: dict[str, Entry[T]]) -> None:
+        self._entries = dict(snapshot)
 
     def get(self, name: str) -> T:
         """The registered class (imported on first use)."""
@@ -138,5 +147,6 @@ class Registrar(Generic[T]):
 
     def add(self, name: str, target: Any, *, extra: str | None = None, description: str = "") -> None:
         if not description and not isinstance(target, str):
-            description = (target.__doc__ or "").strip().splitlines()[0] if target.__doc__ else ""
+            doc = (getattr(target, "__doc__", None) or "").strip()
+            description = doc.splitlines()[0] if doc else ""
         self._registry._add(Entry(name=name, target=target, plugin=self.plugin, extra=extra, description=description))

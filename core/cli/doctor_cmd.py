@@ -1,0 +1,312 @@
+"""``autoenvscaling doctor``: what this machine can run, and how to fix what it cannot.
+
+Every fact is probed, never assumed: a sandbox protection is reported active only when the backend
+itself says so; optional packages are looked up without being imported (importing torch alone takes
+seconds). Exit status: 0 when at least one sandbox backend can run tasks here, 3 when none can.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import socket
+import subprocess
+import sys
+import warnings
+from http.client import HTTPConnection
+from pathlib import Path
+from typing import Any
+
+import click
+
+# (command, what needs it, install hint)
+TOOLS = [
+    ("bwrap", "the bwrap sandbox backend", "apt-get install bubblewrap"),
+    ("setpriv", "starting sandboxes as an unprivileged uid", "apt-get install util-linux"),
+    ("mmdebstrap", "building the local Debian base root filesystem", "apt-get install mmdebstrap"),
+    ("podman", "a local Docker-API engine (docker backend, tests)", "apt-get install podman runc"),
+    ("runc", "podman on hybrid cgroups (crun refuses them)", "apt-get install runc"),
+    ("chromium", "computer-use tasks (Playwright with the system browser)", "apt-get install chromium"),
+]
+# module -> the pip extra (or plugin) that provides it
+OPTIONAL_PACKAGES = {
+    "docker": "autoenvscaling[docker]",
+    "openai": "autoenvscaling[llm]",
+    "transformers": "autoenvscaling[local]",
+    "torch": "torch==2.13.0 (install it first: a plain `torch` pulls a CUDA build)",
+    "playwright": "autoenvscaling[browser]",
+    "ray": "the Ray executor plugin",
+    "pyarrow": "autoenvscaling[export]",
+    "datasets": "autoenvscaling[test]",
+}
+EXIT_NOTHING_RUNS = 3
+LOW_DISK_BYTES = 5 << 30
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def doctor(as_json: bool) -> None:
+    """Check this machine: sandboxes, engines, protections, tools, packages, cache."""
+    report = collect()
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+    else:
+        _print(report)
+    if not report["can_run_tasks"]:
+        sys.exit(EXIT_NOTHING_RUNS)
+
+
+def collect() -> dict[str, Any]:
+    """Every check, as one JSON-friendly dict (the --json output)."""
+    host, plugins = _plugins()
+    backends = _backends(host)
+    return {
+        "can_run_tasks": any(b["available"] for b in backends),
+        "python": {"version": platform.python_version(), "executable": sys.executable,
+                   "ok": sys.version_info >= (3, 11)},
+        "plugins": plugins,
+        "domains": _domains(host),
+        "sandbox_backends": backends,
+        "tools": [_tool(*t) for t in TOOLS],
+        "docker_engine": docker_engine(),
+        "cgroups": cgroup_layout(),
+        "verifier_runtime": _verifier_runtime(),
+        "cache": _cache(),
+        "optional_packages": [{"name": n, "found": _find_spec(n), "provided_by": extra}
+                              for n, extra in OPTIONAL_PACKAGES.items()],
+    }
+
+
+def _plugins() -> tuple[Any, dict[str, Any]]:
+    from ..plugins import create_host
+    from ..plugins.host import PluginWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PluginWarning)  # reported below instead
+        host = create_host(strict=False)  # the doctor reports broken plugins, it does not stop at them
+        infos = host.plugins()
+    return host, {
+        "loaded": [{"name": p.name, "distribution": p.distribution, "version": p.version} for p in infos],
+        "problems": [{"plugin": p.plugin, "distribution": p.distribution, "message": p.message} for p in host.problems],
+    }
+
+
+def _domains(host: Any) -> list[dict[str, Any]]:
+    return [{"name": e.name, "plugin": e.plugin} for e in host.domains.entries()]
+
+
+def _backends(host: Any) -> list[dict[str, Any]]:
+    from ..errors import AESError
+
+    out = []
+    for entry in host.sandbox_backends.entries():
+        row: dict[str, Any] = {"name": entry.name, "plugin": entry.plugin, "available": False, "detail": "",
+                               "protections": []}
+        out.append(row)
+        try:
+            cls = host.sandbox_backends.get(entry.name)
+            ok, why = cls.available()
+        except AESError as exc:
+            row["detail"] = exc.message + (f" ({exc.hint})" if exc.hint else "")
+            continue
+        except Exception as exc:  # a broken backend is a finding, not a crash of the doctor
+            row["detail"] = f"available() raised {type(exc).__name__}: {exc}"
+            continue
+        row["available"], row["detail"] = bool(ok), why or ""
+        if not ok:
+            continue  # a backend that cannot run protects nothing: list no protections for it
+        try:
+            protections = cls().protections()
+            row["protections"] = [{"name": p.name, "active": bool(p.active), "detail": p.detail} for p in protections]
+        except Exception as exc:
+            row["protections_error"] = f"{type(exc).__name__}: {exc}"
+    return out
+
+
+def _tool(command: str, needed_for: str, hint: str) -> dict[str, Any]:
+    path = shutil.which(command)
+    row = {"name": command, "found": path is not None, "path": path, "version": None, "needed_for": needed_for,
+           "hint": None if path else hint}
+    if path and command != "chromium":  # chromium --version starts the browser: too slow for a check
+        try:
+            proc = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=5)
+            lines = (proc.stdout or proc.stderr).strip().splitlines()
+            row["version"] = lines[0] if lines else None
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    return row
+
+
+def docker_engine(timeout: float = 2.0) -> dict[str, Any]:
+    """Whether a Docker-API engine answers at DOCKER_HOST (default unix:///var/run/docker.sock),
+    asked over plain HTTP so the Docker SDK need not be installed."""
+    url = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+    row: dict[str, Any] = {"host": url, "reachable": False, "version": None, "detail": "", "hint": None}
+    try:
+        if url.startswith("unix://"):
+            conn: HTTPConnection = _UnixHTTPConnection(url.removeprefix("unix://"), timeout)
+        elif url.startswith(("tcp://", "http://")) and not os.environ.get("DOCKER_TLS_VERIFY"):
+            hostport = url.split("://", 1)[1].rstrip("/")
+            conn = HTTPConnection(hostport, timeout=timeout)
+        else:
+            row["detail"] = "not probed (TLS or an unsupported scheme); use `docker version`"
+            return row
+        conn.request("GET", "/version")
+        response = conn.getresponse()
+        body = response.read()
+        conn.close()
+        if response.status != 200:
+            row["detail"] = f"answered HTTP {response.status}"
+            return row
+        info = json.loads(body)
+        row.update(reachable=True, version=f"{info.get('Version')} (API {info.get('ApiVersion')})",
+                   detail=next((c.get("Name", "") for c in info.get("Components") or []), "") or "engine")
+    except (OSError, ValueError) as exc:
+        row["detail"] = f"no engine answers: {exc}"
+        row["hint"] = ("start one, e.g. `podman system service --time=0 unix:///run/podman.sock` and "
+                       "DOCKER_HOST=unix:///run/podman.sock (see DESIGN.md section 6)")
+    return row
+
+
+class _UnixHTTPConnection(HTTPConnection):
+    def __init__(self, path: str, timeout: float) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self._path = path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        sock.connect(self._path)
+        self.sock = sock
+
+
+def cgroup_layout(mounts: str | None = None) -> dict[str, Any]:
+    """Which cgroup hierarchies exist here and which controllers we could use to limit sandboxes."""
+    if mounts is None:
+        try:
+            mounts = Path("/proc/self/mounts").read_text()
+        except OSError:
+            mounts = ""
+    v1: dict[str, dict[str, Any]] = {}
+    v2_mount = None
+    for line in mounts.splitlines():
+        fields = line.split()
+        if len(fields) < 4:
+            continue
+        mountpoint, fstype, options = fields[1], fields[2], fields[3].split(",")
+        if fstype == "cgroup2":
+            v2_mount = mountpoint
+        elif fstype == "cgroup":
+            for controller in ("memory", "pids", "cpu"):
+                if controller in options:
+                    v1[controller] = {"mount": mountpoint, "writable": os.access(mountpoint, os.W_OK)}
+    v2_controllers: list[str] = []
+    cgroup_kill = False
+    if v2_mount:
+        try:
+            v2_controllers = (Path(v2_mount) / "cgroup.controllers").read_text().split()
+        except OSError:
+            pass
+        # cgroup.kill exists only in non-root cgroups: look in ours, else in any child of the root.
+        own = Path(v2_mount) / (_own_v2_cgroup() or "/").lstrip("/")
+        cgroup_kill = (own / "cgroup.kill").exists() or any(Path(v2_mount).glob("*/cgroup.kill"))
+    layout = ("hybrid" if v1 and v2_mount else "legacy (v1)" if v1 else "unified (v2)" if v2_mount else "none")
+    return {"layout": layout, "v1_controllers": v1, "v2_mount": v2_mount, "v2_controllers": v2_controllers,
+            "cgroup_kill": cgroup_kill}
+
+
+def _own_v2_cgroup() -> str | None:
+    try:
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            if line.startswith("0::"):
+                return line[3:]
+    except OSError:
+        pass
+    return None
+
+
+def _verifier_runtime() -> dict[str, Any]:
+    """Whether the offline verifier runtime's package sets are provisioned (a check, never a download)."""
+    if not _find_spec("autoenvscaling.runtime.offline"):
+        return {"state": "not part of this installation"}
+    from ..runtime import offline
+
+    provisioned: set[tuple[str, ...]] = set()
+    for manifest in sorted((offline.verifier_cache() / "sets").glob("*/manifest.json")):
+        try:
+            provisioned.add(tuple(sorted(json.loads(manifest.read_text()).get("specs", []))))
+        except (OSError, ValueError):
+            continue
+    sets = [{"packages": list(specs), "provisioned": tuple(sorted(specs)) in provisioned}
+            for specs in offline.configured_sets()]
+    state = "provisioned" if all(s["provisioned"] for s in sets) else "not provisioned yet"
+    return {"state": state, "cache": str(offline.verifier_cache()), "sets": sets,
+            "hint": None if state == "provisioned" else
+            "provisioned on first verification (needs PyPI once, or AUTOENVSCALING_WHEELHOUSE)"}
+
+
+def _cache() -> dict[str, Any]:
+    from ..config import cache_dir
+
+    path = cache_dir()
+    free = shutil.disk_usage(path).free
+    return {"dir": str(path), "free_bytes": free, "low": free < LOW_DISK_BYTES,
+            "hint": "set AUTOENVSCALING_CACHE to a bigger disk" if free < LOW_DISK_BYTES else None}
+
+
+def _find_spec(module: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _print(report: dict[str, Any]) -> None:
+    def line(ok: bool | None, text: str, hint: str | None = None) -> None:
+        mark = {True: "ok  ", False: "--  ", None: "    "}[ok]
+        click.echo(f"  {mark}{text}" + (f"\n        hint: {hint}" if hint else ""))
+
+    py = report["python"]
+    click.echo("python")
+    line(py["ok"], f"{py['version']} ({py['executable']})", None if py["ok"] else "autoenvscaling needs Python >= 3.11")
+    click.echo("plugins")
+    for p in report["plugins"]["loaded"]:
+        line(True, f"{p['name']} ({p['distribution'] or 'in-process'} {p['version'] or ''})".rstrip())
+    for p in report["plugins"]["problems"]:
+        line(False, f"{p['plugin']} ({p['distribution'] or 'in-process'}) skipped: {p['message']}")
+    line(None, "domains: " + (", ".join(d["name"] for d in report["domains"]) or "none installed"))
+    click.echo("sandbox backends")
+    for b in report["sandbox_backends"]:
+        line(b["available"], f"{b['name']}: {'available' if b['available'] else 'unavailable'}"
+             + (f" ({b['detail']})" if b["detail"] else ""))
+        for p in b["protections"]:
+            click.echo(f"          {'active  ' if p['active'] else 'INACTIVE'} {p['name']}"
+                       + (f": {p['detail']}" if p["detail"] else ""))
+        if b.get("protections_error"):
+            click.echo(f"          protections unknown: {b['protections_error']}")
+    click.echo("tools")
+    for t in report["tools"]:
+        line(t["found"], f"{t['name']}: {t['version'] or t['path'] or 'not found'}  [{t['needed_for']}]", t["hint"])
+    engine = report["docker_engine"]
+    click.echo("docker engine")
+    line(engine["reachable"], f"{engine['host']}: {engine['version'] or engine['detail']}", engine["hint"])
+    cg = report["cgroups"]
+    click.echo("cgroups")
+    v1 = ", ".join(f"{c}{'' if v['writable'] else ' (read-only)'}" for c, v in cg["v1_controllers"].items())
+    line(None, f"layout {cg['layout']}; v1: {v1 or 'none'}; v2 controllers: "
+               f"{', '.join(cg['v2_controllers']) or 'none'}; cgroup.kill: {'yes' if cg['cgroup_kill'] else 'no'}")
+    vr = report["verifier_runtime"]
+    click.echo("offline verifier runtime")
+    line(vr["state"] == "provisioned", vr["state"], vr.get("hint"))
+    cache = report["cache"]
+    click.echo("cache")
+    line(not cache["low"], f"{cache['dir']}: {cache['free_bytes'] / 2**30:.1f} GiB free", cache["hint"])
+    click.echo("optional packages")
+    for p in report["optional_packages"]:
+        line(p["found"], p["name"] + ("" if p["found"] else f": not installed ({p['provided_by']})"))
+    if not report["can_run_tasks"]:
+        click.echo("no sandbox backend can run tasks here: see the hints above", err=True)
