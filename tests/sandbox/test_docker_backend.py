@@ -1,0 +1,427 @@
+"""The docker backend against a real engine (podman's Docker-API service): commands, timeouts that
+leave nothing behind, output caps, files in and out, the network, memory and pids limits, isolation
+between attempts, image builds and their cache, and the one-line error when no engine answers."""
+
+from __future__ import annotations
+
+import asyncio
+import http.server
+import os
+import io
+import tarfile
+import threading
+import time
+import urllib.request
+import uuid
+
+import pytest
+
+from autoenvscaling.errors import BuildError, MissingPrerequisite
+from autoenvscaling.sandbox.base import SandboxPolicy
+
+from .conftest_docker import *  # noqa: F403 - the shared docker fixtures
+from .conftest_docker import TIGHT, docker_task
+docker = pytest.mark.docker
+
+
+def processes(sb):
+    """The command lines of every process in the sandbox except pid 1 and the probe itself."""
+    async def go():
+        out = await sb.exec("for p in /proc/[0-9]*; do [ \"${p#/proc/}\" = 1 ] || [ \"${p#/proc/}\" = $$ ] || "
+                            "tr '\\0' ' ' < $p/cmdline 2>/dev/null && echo; done", user="0")
+        return [line for line in out.stdout.splitlines() if line.strip() and "/proc/[0-9]" not in line]
+    return go()
+
+
+@docker
+def test_exec_output_exit_code_env_cwd_user_and_stdin(in_docker):
+    async def go(sb):
+        return (await sb.exec("echo out; echo err >&2; exit 3"),
+                await sb.exec("pwd; echo $GREETING $EXTRA; id -u", env={"EXTRA": "world"}),
+                await sb.exec("pwd", cwd="/tmp"),
+                await sb.exec("id -un", user="nobody"),
+                await sb.exec("tr a-z A-Z", stdin=b"piped in"),
+                await sb.exec("cat; echo; id -un", stdin=b"as nobody", user="nobody"),
+                await sb.exec("ls -A /tmp"),  # the stdin files are gone
+                await sb.exec("echo $0; [[ 1 == 1 ]] && echo bash-syntax"))
+
+    status, env, cwd, user, stdin, stdin_nobody, tmp, shell = in_docker(go)
+    assert (status.exit_code, status.stdout, status.stderr, status.ok) == (3, "out\n", "err\n", False)
+    assert env.stdout.split() == ["/app", "hello", "world", "0"]  # WORKDIR and ENV from the Dockerfile
+    assert cwd.stdout.strip() == "/tmp"
+    assert user.stdout.strip() == "nobody"
+    assert stdin.stdout == "PIPED IN"
+    assert stdin_nobody.stdout.split("\n")[:2] == ["as nobody", "nobody"]
+    assert tmp.stdout == ""
+    assert shell.stdout.split() == ["bash", "bash-syntax"]
+
+
+@docker
+def test_timeout_kills_everything_the_command_started(in_docker):
+    async def go(sb):
+        start = time.monotonic()
+        slow = await sb.exec("setsid sleep 301 & nohup sleep 302 >/dev/null 2>&1 & echo started; sleep 303", timeout=1.5)
+        elapsed = time.monotonic() - start
+        left = await processes(sb)
+        alive = await sb.exec("echo still usable")
+        return slow, elapsed, left, alive
+
+    slow, elapsed, left, alive = in_docker(go)
+    assert slow.timed_out and slow.exit_code is None and not slow.ok
+    assert slow.stdout == "started\n"  # output printed before the timeout is kept
+    assert elapsed < 10
+    assert not [p for p in left if "sleep" in p], left
+    assert alive.ok and alive.stdout == "still usable\n"
+
+
+@docker
+def test_a_finished_command_leaves_no_daemon_behind(in_docker):
+    """A setsid daemon holding the output pipe would otherwise keep the exec open until the timeout."""
+    async def go(sb):
+        start = time.monotonic()
+        result = await sb.exec("setsid sleep 300 & (setsid sleep 299 >/dev/null 2>&1 &); echo done", timeout=60)
+        return result, time.monotonic() - start, await processes(sb)
+
+    result, elapsed, left = in_docker(go)
+    assert result.ok and result.stdout == "done\n"
+    assert elapsed < 10
+    assert not [p for p in left if "sleep" in p], left
+
+
+@docker
+def test_concurrent_commands_in_one_sandbox_take_turns(in_docker):
+    """Each command's cleanup kills every other process, so commands in one sandbox must not overlap."""
+    async def go(sb):
+        return await asyncio.gather(sb.exec("sleep 0.5; echo first"), sb.exec("echo second"),
+                                    sb.exec("sleep 0.2; echo third"))
+
+    results = in_docker(go)
+    assert [r.stdout for r in results] == ["first\n", "second\n", "third\n"]
+    assert all(r.ok for r in results)
+
+
+@docker
+def test_a_cancelled_command_is_killed(in_docker):
+    async def go(sb):
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(sb.exec("setsid sleep 304 & sleep 305", timeout=60), 1.0)
+        return await processes(sb)
+
+    left = in_docker(go)
+    assert not [p for p in left if "sleep" in p], left
+
+
+@docker
+def test_output_is_capped(in_docker):
+    async def go(sb):
+        return (await sb.exec("head -c 300000 /dev/zero | tr '\\0' a; echo tail-marker >&2", output_limit=1000),
+                await sb.exec("printf 12345", output_limit=1000))
+
+    big, small = in_docker(go)
+    assert big.truncated and len(big.stdout) + len(big.stderr) == 1000
+    assert big.stdout == "a" * 1000 and big.exit_code == 0
+    assert not small.truncated and small.stdout == "12345"
+
+
+@docker
+def test_upload_and_download(in_docker, tmp_path):
+    blob = bytes(range(256)) * 40
+
+    async def go(sb):
+        await sb.upload_files({"pkg/run.sh": (b"#!/bin/sh\necho ran\n", True), "pkg/data.bin": (blob, False)},
+                              "/deep/new/dir")
+        ran = await sb.exec("/deep/new/dir/pkg/run.sh && stat -c %a /deep/new/dir/pkg/data.bin")
+        local = tmp_path / "src"
+        local.mkdir()
+        (local / "one.txt").write_text("one")
+        await sb.upload(local / "one.txt", "/up/one.txt")
+        await sb.exec("mkdir -p /out/sub && echo made > /out/sub/f.txt && ln -s /etc/shadow /link")
+        await sb.download("/out", tmp_path / "got")
+        read = await sb.read_file("/deep/new/dir/pkg/data.bin")
+        link = await sb.read_file("/link")  # a symlink is never followed
+        with pytest.raises(FileNotFoundError):
+            await sb.get_archive("/does/not/exist")
+        return ran, read, link, await sb.read_file("/up/one.txt"), await sb.read_file("/nope")
+
+    ran, read, link, one, missing = in_docker(go)
+    assert ran.stdout.split() == ["ran", "644"]
+    assert read == blob and one == b"one" and link is None and missing is None
+    assert (tmp_path / "got" / "out" / "sub" / "f.txt").read_text() == "made\n"
+
+
+class _Hello(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802 - http.server API
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b"host-secret")
+
+    def log_message(self, *args):
+        pass
+
+
+@docker
+def test_network_is_loopback_only(in_docker):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    try:
+        # The control: the server answers on the host, so a failure inside means isolation.
+        assert urllib.request.urlopen(f"http://127.0.0.1:{port}", timeout=5).read() == b"host-secret"
+        probe = ("import sys, urllib.request\n"
+                 "try:\n    print(urllib.request.urlopen(sys.argv[1], timeout=5).read())\n"
+                 "except Exception as e:\n    print('blocked', type(e).__name__)\n")
+
+        async def go(sb):
+            await sb.upload_files({"probe.py": probe.encode()}, "/probe")
+            return (await sb.exec(f"python3 /probe/probe.py http://127.0.0.1:{port}"),
+                    await sb.exec("python3 /probe/probe.py http://deb.debian.org/debian/"),
+                    await sb.exec("ls /sys/class/net"))
+
+        host, internet, nics = in_docker(go)
+    finally:
+        server.shutdown()
+    assert host.stdout.startswith("blocked"), host.stdout
+    assert internet.stdout.startswith("blocked"), internet.stdout
+    assert nics.stdout.split() == ["lo"]
+
+
+@docker
+def test_memory_limit(in_docker):
+    hog = "python3 -c \"b = bytearray({mb} * 1024 * 1024); b[::4096] = b'x' * len(b[::4096]); print('ok')\""
+
+    async def go(sb):
+        return (await sb.exec(hog.format(mb=32), timeout=60), await sb.exec(hog.format(mb=600), timeout=60),
+                await sb.exec("echo alive"))
+
+    small, big, alive = in_docker(go)
+    assert small.ok and small.stdout.strip() == "ok"  # the control: allocating itself works
+    assert not big.ok and "ok" not in big.stdout  # 600 MB > the 192 MB limit: killed (137) or MemoryError
+    assert alive.ok
+
+
+@docker
+def test_fork_bomb_is_contained(docker_basic_task, docker_basic_env):
+    # Enough memory that the bomb meets the pids limit before the OOM killer picks the probing shell.
+    from autoenvscaling.sandbox.docker_backend import DockerBackend
+
+    pids = 48
+    backend = DockerBackend(policy=SandboxPolicy(memory_mb=768, pids=pids))
+    # Only builtins once the bomb runs (no fork needed): wait until the pids cgroup has refused a
+    # fork, then count the processes through a glob.
+    script = ("f=/sys/fs/cgroup/pids/pids.events; [ -r $f ] || f=/sys/fs/cgroup/pids.events; "
+              "bomb() { bomb | bomb & }; bomb; "
+              "while [ $SECONDS -lt 20 ] && read -r _ refused < $f && [ \"$refused\" = 0 ]; do :; done; "
+              "set -- /proc/[0-9]*; echo refused=$refused procs=$#")
+
+    async def go():
+        async with await backend.create(docker_basic_task, docker_basic_env) as sb:
+            bomb = await sb.exec(script, timeout=40)
+            left = await processes(sb)
+            alive = await sb.exec("echo alive")
+        await backend.aclose()
+        return bomb, left, alive
+
+    bomb, left, alive = asyncio.run(go())
+    facts = dict(item.split("=") for item in bomb.stdout.split() if "=" in item)
+    assert int(facts.get("refused", 0)) > 0, bomb  # the bomb hit the pids limit...
+    assert int(facts["procs"]) <= pids  # ...which held
+    assert left == [] and alive.ok and alive.stdout == "alive\n"  # and nothing of it survived
+
+
+@docker
+def test_attempts_are_isolated(docker_backend, docker_basic_task, docker_basic_env):
+    async def go():
+        first = await docker_backend.create(docker_basic_task, docker_basic_env)
+        second = await docker_backend.create(docker_basic_task, docker_basic_env)
+        async with first, second:
+            await first.exec("echo mine > /app/state.txt && touch /etc/marker")
+            seen = await second.exec("cat /app/state.txt; ls /etc/marker")
+            own = await first.exec("cat /app/state.txt")
+        async with await docker_backend.create(docker_basic_task, docker_basic_env) as third:
+            later = await third.exec("cat /app/state.txt")
+        return seen, own, later, first.container_id
+
+    seen, own, later, gone_id = asyncio.run(go())
+    assert own.stdout == "mine\n"
+    assert seen.exit_code != 0 and "mine" not in seen.stdout
+    assert later.exit_code != 0 and "mine" not in later.stdout
+    assert gone_id is None  # closed
+
+
+@docker
+def test_close_removes_the_container_and_is_idempotent(docker_backend, docker_basic_task, docker_basic_env):
+    from docker.errors import NotFound
+
+    async def go():
+        sb = await docker_backend.create(docker_basic_task, docker_basic_env)
+        await sb.start()
+        cid = sb.container_id
+        # Nothing inside can take the sandbox down: pid 1 ignores the signals a command can send it.
+        shot = await sb.exec("kill -TERM 1; kill -INT 1; kill -HUP 1; kill -9 1; sleep 0.3; echo survived")
+        start = time.monotonic()
+        await sb.close()
+        seconds = time.monotonic() - start
+        await sb.close()
+        return cid, shot, seconds
+
+    cid, shot, seconds = asyncio.run(go())
+    assert shot.stdout == "survived\n"
+    assert seconds < 5  # stopped with SIGKILL, not after the engine's 10 s grace period
+    with pytest.raises(NotFound):
+        docker_backend.client.api.inspect_container(cid)
+
+
+@docker
+def test_protections_report_what_the_engine_applied(in_docker, docker_backend):
+    async def go(sb):
+        return (await sb.exec("head -c 4 /etc/shadow"),  # root's DAC_OVERRIDE is kept
+                await sb.exec("mount -t tmpfs none /mnt"),  # CAP_SYS_ADMIN is not
+                await sb.exec("cat /sys/fs/cgroup/pids/pids.max /sys/fs/cgroup/pids.max 2>/dev/null"))
+
+    shadow, mount, pids = in_docker(go)
+    assert shadow.ok and not mount.ok
+    assert pids.stdout.split()[0] == str(TIGHT.pids)
+    found = {p.name: p for p in docker_backend.protections()}
+    for name in ("loopback-only network", "capabilities dropped", "no-new-privileges", "memory cgroup",
+                 "pids cgroup", "rlimits", "no-leftover kill"):
+        assert found[name].active, found[name]
+    # The storage cap is claimed only when the engine accepted storage_opt (podman needs xfs+pquota).
+    assert found["storage cap"].active is bool(docker_backend._storage_opt)
+    # A fresh backend (what `doctor` sees) observes a probe container of its own.
+    from autoenvscaling.sandbox.docker_backend import DockerBackend
+
+    fresh = DockerBackend(policy=SandboxPolicy(pids=77))
+    seen = {p.name: p for p in fresh.protections()}
+    asyncio.run(fresh.aclose())
+    assert seen["pids cgroup"].active and "77" in seen["pids cgroup"].detail
+    assert seen["loopback-only network"].active and seen["capabilities dropped"].active
+
+
+@docker
+def test_dockerfile_builds_and_is_cached(docker_backend):
+    dockerfile = ("FROM debian:bookworm-slim AS stage\nRUN echo from-stage > /stage.txt\n"
+                  "FROM ubuntu:24.04\nWORKDIR /srv/app\nENV MODE=built\nCOPY conf/ ./conf/\n"
+                  "COPY --from=stage /stage.txt /opt/\nRUN cat conf/settings.ini > /opt/copied && echo $MODE > /opt/mode\n")
+    # A fresh nonce in the context: the engine keeps images between runs, and this test must build.
+    task = docker_task(dockerfile, files={"environment/conf/settings.ini": "[x]\nkey=1\n",
+                                          "environment/nonce": uuid.uuid4().hex}, name="docker-build")
+
+    async def go():
+        first = await docker_backend.prepare(task)
+        again = await docker_backend.prepare(task)
+        async with await docker_backend.create(task, first) as sb:
+            seen = await sb.exec("pwd; echo $MODE; cat /opt/copied /opt/mode /opt/stage.txt")
+        changed = task.with_files({"environment/conf/settings.ini": "[x]\nkey=2\n"})
+        other = await docker_backend.prepare(changed)
+        return first, again, seen, other
+
+    first, again, seen, other = asyncio.run(go())
+    for env in (first, other):
+        docker_backend.client.images.remove(env.details["image"])
+    assert seen.stdout.split() == ["/srv/app", "built", "[x]", "key=1", "built", "from-stage"]
+    assert first.workdir == "/srv/app" and first.env["MODE"] == "built"
+    assert not first.cached and again.cached and again.ref == first.ref and again.build_seconds < 2
+    assert not other.cached and other.ref != first.ref  # the build context is part of the cache key
+
+
+@docker
+def test_build_failure_raises_build_error_with_output_tail(docker_backend):
+    task = docker_task("FROM ubuntu:24.04\nRUN echo boom-marker-$((6*7)) && exit 3\n", name="docker-broken")
+    with pytest.raises(BuildError) as info:
+        asyncio.run(docker_backend.prepare(task))
+    assert "\n" not in info.value.message and "failed" in info.value.message
+    assert "boom-marker-42" in str(info.value)
+
+
+@docker
+def test_docker_image_and_unmapped_images(docker_backend):
+    mapped = docker_task(None, environment={"docker_image": "python:3.12-slim"}, name="docker-image")
+    local = docker_task(None, environment={"docker_image": "autoenvscaling/base:debian-bookworm"}, name="docker-local")
+    unknown = docker_task("FROM quay.io/nobody/nothing:1\n", name="docker-unknown")
+
+    async def go():
+        env = await docker_backend.prepare(mapped)
+        async with await docker_backend.create(mapped, env) as sb:
+            py = await sb.exec("python3 -c 'print(42)'")
+        return env, await docker_backend.prepare(local), py
+
+    env, local_env, py = asyncio.run(go())
+    assert py.stdout == "42\n"
+    assert env.ref == local_env.ref  # python:* maps to the Debian base image the engine already has
+    with pytest.raises(BuildError, match="cannot be pulled"):
+        asyncio.run(docker_backend.prepare(unknown))
+
+
+@docker
+def test_stale_containers_of_dead_processes_are_removed(docker_backend, docker_basic_env):
+    import socket
+    import subprocess
+
+    from docker.errors import NotFound
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    client = docker_backend.client
+    labels = {"autoenvscaling": "sandbox", "autoenvscaling.pid": str(dead.pid),
+              "autoenvscaling.host": socket.gethostname()}
+    # Created, never started: a crashed process's sandbox in whatever state it was left.
+    stale = client.containers.create(docker_basic_env.ref, ["sleep", "60"], labels=labels)
+    mine = client.containers.create(docker_basic_env.ref, ["sleep", "60"],
+                                    labels={**labels, "autoenvscaling.pid": str(os.getpid())})
+    try:
+        assert docker_backend.remove_stale() >= 1
+        with pytest.raises(NotFound):
+            client.api.inspect_container(stale.id)
+        client.api.inspect_container(mine.id)  # a live process's sandbox stays
+    finally:
+        mine.remove(force=True)
+
+
+@docker
+def test_base_image_is_shared_across_cache_directories(docker_backend, docker_basic_env, tmp_path):
+    """Another cache directory (a user's, next to the tests') reuses the engine's base image: no
+    root filesystem is built there and nothing is re-imported."""
+    from autoenvscaling.sandbox.docker_images import ImageStore
+
+    before = docker_backend.client.api.inspect_image("autoenvscaling/base:debian-bookworm")["Id"]
+    store = ImageStore(lambda: docker_backend.client, tmp_path)
+    start = time.monotonic()
+    ref = store.base_image("debian-bookworm")
+    assert time.monotonic() - start < 2
+    assert docker_backend.client.api.inspect_image(ref)["Id"] == before
+    assert not (tmp_path / "rootfs").exists()
+
+
+def test_no_engine_is_one_clear_line(monkeypatch, tmp_path):
+    pytest.importorskip("docker")
+    from autoenvscaling.sandbox.docker_backend import DockerBackend
+
+    dead = f"unix://{tmp_path}/dead.sock"
+    monkeypatch.setenv("DOCKER_HOST", dead)
+    ok, why = DockerBackend.available()
+    assert not ok and "\n" not in why and dead in why and "podman system service" in why
+    backend = DockerBackend(policy=SandboxPolicy(), cache_dir=tmp_path)
+    with pytest.raises(MissingPrerequisite) as info:
+        asyncio.run(backend.prepare(docker_task()))
+    assert info.value.message == str(info.value) and "\n" not in str(info.value)
+    assert f"no Docker-API engine is reachable at {dead}" in info.value.message
+    assert "DOCKER_HOST" in (info.value.hint or "")
+    asyncio.run(backend.aclose())
+
+
+def test_tar_stream_of_a_tree_keeps_links_and_modes(tmp_path):
+    """The base image is imported from this stream; a wrong entry would break every container."""
+    from autoenvscaling.sandbox.docker_images import tree_tar
+
+    (tmp_path / "usr" / "bin").mkdir(parents=True)
+    (tmp_path / "usr" / "bin" / "tool").write_text("#!/bin/sh\n")
+    (tmp_path / "usr" / "bin" / "tool").chmod(0o755)
+    (tmp_path / "bin").symlink_to("usr/bin")
+    (tmp_path / "usr" / "bin" / "hard").hardlink_to(tmp_path / "usr" / "bin" / "tool")
+    data = b"".join(tree_tar(tmp_path))
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        members = {m.name: m for m in tar}
+    assert members["bin"].issym() and members["bin"].linkname == "usr/bin"
+    assert members["usr/bin/tool"].mode & 0o777 == 0o755
+    assert {members["usr/bin/hard"].islnk(), members["usr/bin/tool"].islnk()} == {True, False}
+    assert members["usr"].isdir()
