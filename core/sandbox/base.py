@@ -14,6 +14,7 @@ from __future__ import annotations
 import abc
 import io
 import tarfile
+import time
 from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar, Mapping
 
@@ -217,6 +218,7 @@ class SandboxBackend(abc.ABC):
 def make_tar(files: Mapping[str, bytes | tuple[bytes, bool]]) -> bytes:
     """An in-memory tar of ``files``; directories are implied by the paths."""
     buf = io.BytesIO()
+    now = int(time.time())  # uploaded files are "new": a 1970 mtime confuses make and freshness checks
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
         dirs: set[str] = set()
         for rel in sorted(files):
@@ -232,9 +234,11 @@ def make_tar(files: Mapping[str, bytes | tuple[bytes, bool]]) -> bytes:
                     info = tarfile.TarInfo(d)
                     info.type = tarfile.DIRTYPE
                     info.mode = 0o755
+                    info.mtime = now
                     tar.addfile(info)
             info = tarfile.TarInfo(rel)
             info.size = len(data)
+            info.mtime = now
             info.mode = 0o755 if executable else 0o644
             tar.addfile(info, io.BytesIO(data))
     return buf.getvalue()

@@ -1,0 +1,204 @@
+"""The default sandbox backend on Linux: bubblewrap over copy-on-write root filesystems.
+
+``prepare`` builds the task's environment/Dockerfile into shared, cached layers (dockerfile.py).
+``create`` gives one attempt its own writable layer: a size-capped tmpfs upper directory of an
+overlay whose lower layers are the prepared stack, mounted once at ``start``. Every exec then runs
+
+    fork -> join the attempt's cgroups, rlimits, no_new_privs, drop to host uid SANDBOX_UID -> exec bwrap
+
+with fresh user, pid, network, ipc, uts and cgroup namespaces, uid 0 inside, a new /proc and /dev,
+a clean environment and no network unless the policy grants the task's request. When an exec returns
+(or times out) its pid namespace is gone, so nothing it started survives, setsid'd daemons included.
+Files move in and out by running tar *inside* the sandbox, so a symlink planted by the agent can never
+redirect a host-side read or write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from pathlib import Path, PurePosixPath
+from typing import Mapping
+
+from ..errors import MissingPrerequisite, SandboxError
+from ..tasks import Task
+from .base import (
+    DEFAULT_OUTPUT_LIMIT,
+    ExecResult,
+    PreparedEnvironment,
+    Protection,
+    Sandbox,
+    SandboxBackend,
+    SandboxPolicy,
+)
+from .dockerfile import build_environment, plan_build
+from .isolation import DEFAULT_PATH, HOSTNAME, INSTALL_HINT, SANDBOX_UID, Jail, cleanup_stale, host_facts, limits_for
+from .rootfs import LayerStore, base_rootfs_built
+
+ARCHIVE_LIMIT = 512 * 1024 * 1024  # get_archive refuses more than this (host memory)
+FILE_OP_TIMEOUT = 300.0
+_PUT = 'mkdir -p -- "$1" && exec tar -x -f - -C "$1" --no-same-owner'
+_GET = 'cd -- "$1" 2>/dev/null || exit 44; [ -e "$2" ] || [ -L "$2" ] || exit 44; exec tar -c -f - -- "$2"'
+_MISSING = 44
+_cleaned = False
+
+
+class BwrapBackend(SandboxBackend):
+    name = "bwrap"
+
+    def __init__(self, *, policy: SandboxPolicy | None = None, cache_dir: Path | None = None) -> None:
+        super().__init__(policy=policy, cache_dir=cache_dir)
+        self.store = LayerStore(self.cache_dir)
+        global _cleaned
+        if not _cleaned and host_facts().root:
+            # Mounts and cgroups of processes killed before they could close their sandboxes.
+            cleanup_stale()
+            self.store.cleanup_stale()
+            _cleaned = True
+
+    @classmethod
+    def available(cls) -> tuple[bool, str]:
+        facts = host_facts()
+        missing = facts.missing()
+        if facts.mmdebstrap is None and not base_rootfs_built():
+            missing.append("mmdebstrap (to build the local base image)")
+        if missing:
+            return False, f"bwrap backend unavailable: missing {', '.join(missing)} ({INSTALL_HINT})"
+        return True, ""
+
+    def _require(self) -> None:
+        ok, why = self.available()
+        if not ok:
+            raise MissingPrerequisite(why, hint=INSTALL_HINT + ", or use --backend docker")
+
+    async def prepare(self, task: Task) -> PreparedEnvironment:
+        plan = plan_build(task)  # refusals come before any prerequisite or build work
+        self._require()
+        return await build_environment(task, self.store, self.policy, plan)
+
+    async def create(self, task: Task, prepared: PreparedEnvironment) -> "BwrapSandbox":
+        if prepared.backend != self.name:
+            raise SandboxError(f"environment was prepared by the {prepared.backend} backend, not bwrap")
+        self._require()
+        return BwrapSandbox(task, prepared, self.policy)
+
+    def protections(self) -> list[Protection]:
+        facts = host_facts()
+        ns = facts.userns and facts.root
+        net = ("granted to tasks that set allow_internet (policy network='task'); those share the host's "
+               "network namespace, loopback included" if self.policy.network == "task"
+               else "never granted (policy network='none')")
+        kill = "pid namespace + --die-with-parent" + (" + cgroup.kill" if facts.kill_cgroup else "")
+        limits = "fsize, nofile, nproc per process" + ("" if facts.memory_cgroup else ", address space = memory")
+        if self.policy.cpu_seconds:
+            limits += f", cpu {self.policy.cpu_seconds}s"
+        return [
+            Protection(name="unprivileged host uid", active=ns,
+                       detail=f"sandbox processes run as host uid {SANDBOX_UID}, root only inside a user namespace"),
+            Protection(name="pid/ipc/uts/cgroup/mount namespaces", active=ns,
+                       detail="bwrap --unshare-all with a fresh /proc and /dev; host processes are invisible"),
+            Protection(name="loopback-only network", active=ns,
+                       detail=f"own network namespace (host 127.0.0.1 unreachable); internet {net}"),
+            Protection(name="copy-on-write layer per attempt", active=facts.overlay and facts.root,
+                       detail="overlayfs over the prepared layers; attempts never see each other's files"),
+            Protection(name="storage cap", active=facts.root,
+                       detail=f"the attempt's layer is a tmpfs of the task's storage_mb (at most "
+                              f"{self.policy.max_storage_mb} MiB): ENOSPC inside, host disk untouched"),
+            Protection(name="memory cgroup", active=facts.memory_cgroup is not None,
+                       detail=(f"cgroup v1 limit = memory_mb + storage_mb (the tmpfs layer's pages count), "
+                               f"memory_mb at most {self.policy.max_memory_mb} MiB") if facts.memory_cgroup
+                       else "no writable memory controller; an address-space rlimit stands in"),
+            Protection(name="pids cgroup", active=facts.pids_cgroup is not None,
+                       detail=f"at most {self.policy.pids} processes per attempt" if facts.pids_cgroup
+                       else "no writable pids controller; RLIMIT_NPROC is the only backstop"),
+            Protection(name="rlimits", active=facts.root, detail=limits),
+            Protection(name="no-leftover kill", active=ns, detail=kill),
+        ]
+
+
+class BwrapSandbox(Sandbox):
+    """One attempt: an overlay root with its own tmpfs layer and cgroups, execs serialised."""
+
+    def __init__(self, task: Task, prepared: PreparedEnvironment, policy: SandboxPolicy) -> None:
+        env_cfg = task.config.environment
+        self.task, self.prepared = task, prepared
+        self.workdir = env_cfg.workdir or prepared.workdir
+        self.env = {"PATH": DEFAULT_PATH, "HOSTNAME": HOSTNAME, **prepared.env, **env_cfg.env}
+        self.shell = "/bin/bash" if prepared.details.get("has_bash", True) else "/bin/sh"
+        # Floors: a tmpfs of size 0 would be unlimited, a memory limit of 0 unusable.
+        self.jail = Jail([Path(p) for p in prepared.details["lower"]], memory_mb=max(policy.memory_for(task), 32),
+                         pids=max(policy.pids, 8), limits=limits_for(policy), network=policy.network_for(task),
+                         storage_mb=max(policy.storage_for(task), 8))
+        self._lock = asyncio.Lock()
+        self._users: dict[str | None, tuple[int, int, str]] = {}
+        # A sandbox dropped without close() still releases its mounts and cgroups.
+        self._finalizer = weakref.finalize(self, self.jail.close)
+
+    async def start(self) -> None:
+        if self.jail.opened:
+            return
+        self.jail.open()
+        if self.workdir != self.prepared.workdir:  # [environment].workdir the image may lack
+            out = await self.jail.run(["mkdir", "-p", "--", self.workdir], env={"PATH": DEFAULT_PATH}, cwd="/")
+            if out.exit_code != 0:
+                self._finalizer()  # a failed start leaves nothing behind (no __aexit__ follows it)
+                why = out.stderr.decode(errors="replace")[-200:]
+                raise SandboxError(f"cannot create workdir {self.workdir}: {why}")
+
+    async def _identity(self, user: str | None) -> tuple[int, int, str]:
+        spec = user if user is not None else self.prepared.user
+        if spec not in self._users:
+            self._users[spec] = await self.jail.identity(spec)
+        return self._users[spec]
+
+    async def exec(self, command: str, *, timeout: float = 60.0, env: Mapping[str, str] | None = None,
+                   cwd: str | None = None, user: str | None = None, stdin: bytes | None = None,
+                   output_limit: int = DEFAULT_OUTPUT_LIMIT) -> ExecResult:
+        if len(command.encode()) > 120_000:  # the kernel's limit for one argument is 128 KiB
+            raise SandboxError("command longer than 120 KB", hint="upload a script and run that instead")
+        async with self._lock:
+            uid, gid, home = await self._identity(user)
+            full_env = {"HOME": home, **self.env, **(env or {})}
+            out = await self.jail.run([self.shell, "-c", command], env=full_env, cwd=cwd or self.workdir,
+                                      uid=uid, gid=gid, stdin=stdin, timeout=timeout, limit=output_limit)
+        return ExecResult(command=command, exit_code=out.exit_code,
+                          stdout=out.stdout.decode("utf-8", errors="replace"),
+                          stderr=out.stderr.decode("utf-8", errors="replace"),
+                          seconds=out.seconds, timed_out=out.timed_out, truncated=out.truncated)
+
+    async def put_archive(self, remote_dir: str, data: bytes) -> None:
+        async with self._lock:
+            out = await self.jail.run(["/bin/sh", "-c", _PUT, "sh", _absolute(remote_dir)],
+                                      env={"PATH": DEFAULT_PATH}, cwd="/", stdin=data, timeout=FILE_OP_TIMEOUT)
+        if out.exit_code != 0:
+            raise SandboxError(f"upload to {remote_dir} failed: {_last_line(out.stderr) or f'exit {out.exit_code}'}")
+
+    async def get_archive(self, remote_path: str) -> bytes:
+        path = PurePosixPath(_absolute(remote_path))
+        parent, name = (str(path.parent), path.name) if path.name else ("/", ".")
+        async with self._lock:
+            out = await self.jail.run(["/bin/sh", "-c", _GET, "sh", parent, name], env={"PATH": DEFAULT_PATH},
+                                      cwd="/", timeout=FILE_OP_TIMEOUT, limit=ARCHIVE_LIMIT)
+        if out.exit_code == _MISSING:
+            raise FileNotFoundError(remote_path)
+        if out.truncated:
+            raise SandboxError(f"{remote_path} is larger than {ARCHIVE_LIMIT >> 20} MiB", hint="download less at once")
+        if out.exit_code not in (0, 1):  # tar exits 1 when a file changed while it was read
+            raise SandboxError(f"download of {remote_path} failed: {_last_line(out.stderr) or f'exit {out.exit_code}'}")
+        return out.stdout
+
+    async def close(self) -> None:
+        # Kill first without the lock, so a running exec ends now instead of at its timeout.
+        if self.jail.opened and not self.jail.closed:
+            await asyncio.to_thread(self.jail.cgroups.kill)
+        async with self._lock:
+            await asyncio.to_thread(self._finalizer)
+
+
+def _absolute(path: str) -> str:
+    return path if path.startswith("/") else f"/{path}"
+
+
+def _last_line(data: bytes) -> str:
+    lines = [ln for ln in data.decode("utf-8", errors="replace").splitlines() if ln.strip()]
+    return lines[-1][:300] if lines else ""

@@ -1,0 +1,659 @@
+"""Host-side isolation primitives for the bwrap backend: what this machine offers, mounts, cgroups,
+the contained-process launcher and a process runner that survives hostile output.
+
+How a command starts: the forked child (still host root) joins the attempt's cgroups, sets its
+rlimits and no_new_privs, drops to the unprivileged SANDBOX_UID and execs
+
+    bwrap --unshare-all --uid 0 ...     (user/pid/net/ipc/uts/cgroup namespaces, uid 0 inside)
+
+bwrap started by host root would give the sandbox host-root rights on bound files (DESIGN.md
+section 6), so we always drop first and let bwrap map the sandbox uid to 0 inside. Root filesystem
+layers are owned by that uid, so "root" inside can write them (through the attempt's overlay) and
+nothing else. The overlay is mounted once per attempt (Jail), not per exec; bench/bench_sandbox.py
+measures what an exec costs over a plain subprocess.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import ctypes
+import errno
+import functools
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Iterable
+
+from ..errors import SandboxError
+
+if TYPE_CHECKING:
+    from .base import SandboxPolicy
+
+# The host uid/gid every sandbox process runs as. It sits above systemd's container uid range
+# (524288-1879048191) and below its dynamic user-namespace range, and far above the 100000+ ranges
+# that /etc/subuid hands to rootless podman users, so no other container shares it. Layers are
+# chowned to it at build time; changing it (AUTOENVSCALING_SANDBOX_UID) rebuilds the layers.
+SANDBOX_UID = int(os.environ.get("AUTOENVSCALING_SANDBOX_UID", "1900000000"))
+SANDBOX_GID = SANDBOX_UID
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+HOSTNAME = "sandbox"
+INSTALL_HINT = "apt-get install bubblewrap mmdebstrap"
+
+_MS_NOSUID, _MS_NODEV = 2, 4
+_MNT_DETACH = 2
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    """What this machine offers the bwrap backend, detected once per process."""
+
+    root: bool
+    bwrap: str | None
+    mmdebstrap: str | None
+    overlay: bool
+    userns: bool
+    memory_cgroup: Path | None  # parent directory for per-attempt memory cgroups (v1)
+    pids_cgroup: Path | None  # ... for pids cgroups (v1)
+    kill_cgroup: Path | None  # parent for cgroup v2 directories that offer cgroup.kill
+
+    def missing(self) -> list[str]:
+        """What prevents the backend from running here, as short phrases."""
+        out = ["bwrap"] if self.bwrap is None else []
+        if not self.overlay:
+            out.append("overlayfs (kernel module 'overlay')")
+        if not self.root:
+            out.append("root (needed to mount overlays and drop to the sandbox uid)")
+        elif self.bwrap and not self.userns:
+            out.append("unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1)")
+        return out
+
+
+@functools.cache
+def host_facts() -> HostFacts:
+    root = os.geteuid() == 0
+    bwrap = shutil.which("bwrap")
+    overlay = _has_overlay()
+    userns = bool(root and bwrap and _probe_userns(bwrap))
+    memory = _cgroup_parent("memory", "memory.limit_in_bytes") if root else None
+    pids = _cgroup_parent("pids", "pids.max") if root else None
+    kill = _cgroup_parent("", "cgroup.kill") if root else None
+    # Our parent directories sit inside the caller's cgroups: leave none behind, or the caller's
+    # cgroup could not be removed. (Cgroups.create recreates them when another process needs them.)
+    atexit.register(_remove_if_empty, [p for p in (memory, pids, kill) if p is not None])
+    return HostFacts(root=root, bwrap=bwrap,
+                     mmdebstrap=shutil.which("mmdebstrap"), overlay=overlay, userns=userns,
+                     memory_cgroup=memory, pids_cgroup=pids, kill_cgroup=kill)
+
+
+def _has_overlay() -> bool:
+    try:
+        if "overlay" in Path("/proc/filesystems").read_text():
+            return True
+    except OSError:
+        return False
+    # Not loaded yet (it loads on first mount): ask modprobe whether the module exists.
+    modprobe = shutil.which("modprobe")
+    return bool(modprobe) and subprocess.run([modprobe, "-n", "overlay"], capture_output=True).returncode == 0
+
+
+def _probe_userns(bwrap: str) -> bool:
+    """Can the unprivileged sandbox uid create the namespaces we need? (~7 ms, once per process)"""
+    argv = [bwrap, "--unshare-all", "--uid", "0", "--gid", "0", "--ro-bind", "/", "/", "true"]
+    try:
+        return subprocess.run(argv, capture_output=True, timeout=20, user=SANDBOX_UID, group=SANDBOX_GID,
+                              extra_groups=[]).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def _cgroup_parent(controller: str, probe: str) -> Path | None:
+    """``<mount>/<this process's cgroup>/autoenvscaling`` for a v1 controller ('' = the v2 tree),
+    created if we may; None when the controller is absent or read-only.
+
+    Nesting under our own cgroup keeps sandboxes inside whatever limits the caller runs under."""
+    mount = _cgroup_mount(controller)
+    if mount is None:
+        return None
+    own = "/"
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        if (controller and controller in controllers.split(",")) or (not controller and controllers == ""):
+            own = path
+    parent = mount / own.lstrip("/") / "autoenvscaling"
+    try:
+        parent.mkdir(exist_ok=True)
+        probe_dir = parent / f"probe-{os.getpid()}"
+        probe_dir.mkdir(exist_ok=True)
+        ok = (probe_dir / probe).exists()
+        probe_dir.rmdir()
+    except OSError:
+        return None
+    return parent if ok else None
+
+
+def _remove_if_empty(paths: list[Path]) -> None:
+    for path in paths:
+        try:
+            path.rmdir()
+        except OSError:
+            pass  # still in use by another process, or already gone
+
+
+def _cgroup_mount(controller: str) -> Path | None:
+    """Where a v1 controller's hierarchy (or, for '', the v2 tree) is mounted."""
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        pre, _, post = line.partition(" - ")
+        fstype, _source, options = (post.split(" ", 2) + ["", ""])[:3]
+        if controller and fstype == "cgroup" and controller in options.split(","):
+            return Path(_unescape(pre.split()[4]))
+        if not controller and fstype == "cgroup2":
+            return Path(_unescape(pre.split()[4]))
+    return None
+
+
+def _unescape(path: str) -> str:
+    """mountinfo escapes space, tab, newline and backslash as octal."""
+    return path.encode().decode("unicode_escape") if "\\" in path else path
+
+
+# -- mounts --------------------------------------------------------------------------------------
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _mount(source: str, target: Path, fstype: str, flags: int, data: str) -> None:
+    if _libc.mount(source.encode(), str(target).encode(), fstype.encode(), flags, data.encode()) != 0:
+        err = ctypes.get_errno()
+        raise SandboxError(f"mounting {fstype} on {target} failed: {os.strerror(err)}",
+                           hint="the bwrap backend needs root and overlayfs on tmpfs/ext4/xfs")
+
+
+def mount_tmpfs(target: Path, *, size_mb: int, mode: int = 0o710, gid: int = SANDBOX_GID) -> None:
+    """A size-capped tmpfs: files written into it hit ENOSPC at the cap, never the host disk."""
+    if size_mb < 1:
+        raise SandboxError("a storage cap of 0 would mean an unlimited tmpfs")
+    inodes = max(16384, size_mb * 256)
+    _mount("tmpfs", target, "tmpfs", _MS_NOSUID | _MS_NODEV,
+           f"size={size_mb}m,nr_inodes={inodes},mode={mode:o},uid=0,gid={gid}")
+
+
+def mount_overlay(target: Path, lower: Iterable[Path], upper: Path, work: Path) -> None:
+    """Copy-on-write root: ``lower`` top first. Features that make an upper layer depend on the exact
+    lower stack it was made on (redirects, metacopy, index) are off, so every layer stays a plain
+    directory tree that can sit under any later stack."""
+    lowers = [str(p) for p in lower]
+    for path in [*lowers, str(upper), str(work)]:
+        if any(c in path for c in ",:\\"):
+            raise SandboxError(f"path unusable in an overlay mount: {path}",
+                               hint="set AUTOENVSCALING_CACHE to a path without ',' ':' or '\\'")
+    data = (f"lowerdir={':'.join(lowers)},upperdir={upper},workdir={work},"
+            "redirect_dir=off,index=off,metacopy=off")
+    if len(data) >= 4000:  # the kernel reads mount options from one page
+        raise SandboxError(f"layer stack too deep to mount ({len(lowers)} layers)",
+                           hint="merge RUN/COPY instructions in the Dockerfile, or use --backend docker")
+    _mount("overlay", target, "overlay", 0, data)
+
+
+def umount(target: Path) -> None:
+    """Unmount, falling back to a lazy detach when something still holds it; missing is fine."""
+    if _libc.umount2(str(target).encode(), 0) == 0:
+        return
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOENT):  # not a mount point (any more)
+        return
+    if _libc.umount2(str(target).encode(), _MNT_DETACH) != 0 and ctypes.get_errno() not in (errno.EINVAL, errno.ENOENT):
+        raise SandboxError(f"cannot unmount {target}: {os.strerror(ctypes.get_errno())}")
+
+
+def mounts_under(prefix: Path) -> list[Path]:
+    """Mount points at or below ``prefix``, deepest first (the order to unmount them)."""
+    prefix_s = str(prefix).rstrip("/") + "/"
+    found = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        target = _unescape(line.split()[4])
+        if (target + "/").startswith(prefix_s):
+            found.append(Path(target))
+    return sorted(set(found), key=lambda p: len(p.parts), reverse=True)
+
+
+# -- run directory and owners ---------------------------------------------------------------------
+def run_dir() -> Path:
+    """Where attempt mounts live. bwrap runs as the sandbox uid and must reach the merged root by
+    path, so every ancestor needs search permission for it: not under ~root/.cache, but under /run
+    (override: AUTOENVSCALING_RUN_DIR). Entries are named ``<pid>.<start time>.<n>`` of their owner."""
+    base = Path(os.environ.get("AUTOENVSCALING_RUN_DIR") or "/run/autoenvscaling") / "bwrap"
+    if not base.is_dir():
+        base.mkdir(parents=True, exist_ok=True)
+        for parent in (base.parent, base):
+            os.chmod(parent, 0o711)
+    st = base.lstat()
+    if st.st_uid != 0 or not os.path.isdir(base) or base.is_symlink():
+        raise SandboxError(f"{base} is not a root-owned directory", hint="remove it or set AUTOENVSCALING_RUN_DIR")
+    return base
+
+
+def _start_time(pid: int) -> str | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+@functools.cache
+def owner_tag() -> str:
+    """``<pid>.<start time>`` of this process: names of our mounts and cgroups start with it, so a
+    later process can tell ours from those of a process that died without cleaning up."""
+    return f"{os.getpid()}.{_start_time(os.getpid())}"
+
+
+def owner_alive(name: str) -> bool:
+    parts = name.split(".")
+    if len(parts) < 3 or not parts[0].isdigit():
+        return True  # not ours: leave it alone
+    return _start_time(int(parts[0])) == parts[1]
+
+
+# -- cgroups --------------------------------------------------------------------------------------
+@dataclass
+class Cgroups:
+    """The cgroups of one attempt (or one build step): memory and pids limits (v1 here), and a v2
+    directory for cgroup.kill. Only the controllers that exist are used; ``active`` says which."""
+
+    name: str
+    memory_mb: int
+    pids: int
+    facts: HostFacts
+    dirs: list[Path] = field(default_factory=list)
+
+    def create(self) -> None:
+        for parent, settings in ((self.facts.memory_cgroup, self._memory_settings()),
+                                 (self.facts.pids_cgroup, {"pids.max": str(self.pids)}),
+                                 (self.facts.kill_cgroup, {})):
+            if parent is None:
+                continue
+            path = parent / self.name
+            for attempt in range(3):  # the parent may vanish under us (another process's exit)
+                try:
+                    path.mkdir(parents=True, exist_ok=True)
+                    break
+                except FileNotFoundError:
+                    if attempt == 2:
+                        raise
+            self.dirs.append(path)
+            for key, value in settings.items():
+                if (path / key).exists():
+                    (path / key).write_text(value)
+
+    def _memory_settings(self) -> dict[str, str]:
+        limit = str(self.memory_mb * 1024 * 1024)
+        # memsw (memory+swap) must be >= the memory limit and set after it.
+        return {"memory.limit_in_bytes": limit, "memory.memsw.limit_in_bytes": limit}
+
+    @property
+    def procs_files(self) -> list[str]:
+        return [str(d / "cgroup.procs") for d in self.dirs]
+
+    def pids_in(self) -> set[int]:
+        pids: set[int] = set()
+        for d in self.dirs:
+            try:
+                pids.update(int(x) for x in (d / "cgroup.procs").read_text().split())
+            except OSError:
+                pass
+        return pids
+
+    def kill(self, wait: float = 5.0) -> None:
+        """SIGKILL every process in the attempt's cgroups, until none is left (or ``wait`` passes)."""
+        deadline = time.monotonic() + wait
+        for d in self.dirs:
+            if (d / "cgroup.kill").exists():
+                try:
+                    (d / "cgroup.kill").write_text("1")
+                except OSError:
+                    pass
+        while True:
+            pids = self.pids_in()
+            if not pids or time.monotonic() > deadline:
+                return
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.01)
+
+    def remove(self) -> None:
+        self.kill()
+        for d in self.dirs:
+            for _ in range(100):  # a killed process leaves its cgroup a moment after it dies
+                try:
+                    d.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.01)
+        self.dirs.clear()
+
+
+def cleanup_stale() -> list[str]:
+    """Remove mounts, run directories and cgroups left by processes that died without closing their
+    sandboxes (SIGKILL, OOM). Called when a backend starts; returns what it removed."""
+    removed: list[str] = []
+    facts = host_facts()
+    if not facts.root:
+        return removed
+    try:
+        base = run_dir()
+    except SandboxError:
+        return removed
+    for entry in sorted(base.iterdir()):
+        if owner_alive(entry.name):
+            continue
+        for mount in mounts_under(entry):
+            try:
+                umount(mount)
+            except SandboxError:
+                pass
+        if not mounts_under(entry):
+            shutil.rmtree(entry, ignore_errors=True)
+            removed.append(str(entry))
+    for parent in (facts.memory_cgroup, facts.pids_cgroup, facts.kill_cgroup):
+        if parent is None:
+            continue
+        for entry in parent.iterdir():
+            if entry.is_dir() and not owner_alive(entry.name):
+                group = Cgroups(entry.name, 0, 0, facts, dirs=[entry])
+                group.remove()
+                removed.append(str(entry))
+    return removed
+
+
+# -- the contained-process launcher ------------------------------------------------------------------
+@dataclass(frozen=True)
+class Limits:
+    """Per-process rlimits set just before bwrap starts. ``address_space_mb`` is only set when no
+    memory cgroup exists: an address-space cap breaks runtimes that reserve large virtual ranges
+    (V8, Go, the JVM), and the cgroup limits what matters, resident memory. ``nproc`` counts every
+    process of SANDBOX_UID on the host, all sandboxes together: a backstop, the pids cgroup is the
+    per-attempt limit."""
+
+    address_space_mb: int = 0
+    cpu_seconds: int = 0
+    file_mb: int = 1024
+    nofile: int = 4096
+    nproc: int = 16384
+
+    def rlimits(self) -> list[tuple[int, int]]:
+        out = [(resource.RLIMIT_FSIZE, self.file_mb << 20), (resource.RLIMIT_NOFILE, self.nofile),
+               (resource.RLIMIT_NPROC, self.nproc)]
+        if self.address_space_mb:
+            out.append((resource.RLIMIT_AS, self.address_space_mb << 20))
+        if self.cpu_seconds:
+            out.append((resource.RLIMIT_CPU, self.cpu_seconds))
+        return out
+
+
+def limits_for(policy: "SandboxPolicy") -> Limits:
+    """The rlimits for a policy, never above this process's hard limits (root here lacks
+    CAP_SYS_RESOURCE, so asking for more would fail)."""
+    def capped(want: int, which: int) -> int:
+        hard = resource.getrlimit(which)[1]
+        return want if hard == resource.RLIM_INFINITY else min(want, hard)
+
+    return Limits(address_space_mb=0 if host_facts().memory_cgroup else policy.max_memory_mb,
+                  cpu_seconds=policy.cpu_seconds, file_mb=policy.max_file_mb,
+                  nofile=capped(65536, resource.RLIMIT_NOFILE), nproc=capped(16384, resource.RLIMIT_NPROC))
+
+
+_PR_SET_NO_NEW_PRIVS = 38
+
+
+class Launcher:
+    """How every command of one jail starts: the bwrap argv prefix, and what the forked child does
+    before it execs bwrap. That step runs as host root in the child and is only syscalls on values
+    computed here once: join the attempt's cgroups, set the rlimits, set no_new_privs, drop to
+    SANDBOX_UID. Doing it in the child (rather than through sh, prlimit and setpriv) saves three
+    program starts per exec, about half of the launch cost on a loaded machine."""
+
+    def __init__(self, root: Path, *, cgroups: Cgroups | None, limits: Limits, network: bool,
+                 facts: HostFacts | None = None) -> None:
+        facts = facts or host_facts()
+        assert facts.bwrap
+        self.procs_files = [p.encode() for p in (cgroups.procs_files if cgroups else [])]
+        self.rlimits = limits.rlimits()
+        argv = [facts.bwrap, "--unshare-all"]
+        if network:
+            argv.append("--share-net")
+        argv += ["--die-with-parent", "--new-session", "--bind", str(root), "/", "--proc", "/proc",
+                 "--dev", "/dev", "--hostname", HOSTNAME]
+        if network and os.path.exists("/etc/resolv.conf"):
+            argv += ["--ro-bind", "/etc/resolv.conf", "/etc/resolv.conf"]
+        self.prefix = argv
+
+    def argv(self, command: list[str], *, uid: int = 0, gid: int = 0, env: dict[str, str], cwd: str) -> list[str]:
+        """The full bwrap command line: identity inside, a clean environment, cwd, the command."""
+        out = [*self.prefix, "--uid", str(uid), "--gid", str(gid), "--clearenv"]
+        for key, value in env.items():
+            out += ["--setenv", key, value]
+        return out + ["--chdir", cwd, "--", *command]
+
+    def in_child(self) -> None:
+        """Runs in the forked child, as root, right before exec."""
+        pid = str(os.getpid()).encode()
+        for path in self.procs_files:
+            fd = os.open(path, os.O_WRONLY)
+            try:
+                os.write(fd, pid)
+            finally:
+                os.close(fd)
+        for which, value in self.rlimits:
+            resource.setrlimit(which, (value, value))
+        if _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+        os.setgroups([])
+        os.setresgid(SANDBOX_GID, SANDBOX_GID, SANDBOX_GID)
+        os.setresuid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID)
+
+
+# bwrap needs no environment of ours (it clears the sandbox's with --clearenv).
+LAUNCH_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+
+
+# -- running a process with a timeout, an output cap and a full kill ----------------------------------
+@dataclass
+class Outcome:
+    exit_code: int | None
+    stdout: bytes
+    stderr: bytes
+    seconds: float
+    timed_out: bool = False
+    truncated: bool = False
+    tail: bytes = b""  # the last bytes of stdout+stderr as they arrived (build error messages)
+
+
+class _Capture:
+    """Keeps the first ``limit`` bytes of a stream and a rolling tail; drains the rest so a process
+    printing gigabytes neither blocks nor fills host memory."""
+
+    def __init__(self, limit: int, tail: list[bytes], tail_bytes: int) -> None:
+        self.limit, self.parts, self.size, self.truncated = limit, [], 0, False
+        self.tail, self.tail_bytes = tail, tail_bytes
+
+    async def drain(self, stream: asyncio.StreamReader) -> None:
+        while chunk := await stream.read(65536):
+            room = self.limit - self.size
+            if room > 0:
+                self.parts.append(chunk[:room])
+                self.size += min(room, len(chunk))
+            if len(chunk) > max(room, 0):
+                self.truncated = True
+            if self.tail_bytes:
+                self.tail.append(chunk[-self.tail_bytes:])
+                while sum(map(len, self.tail)) > 2 * self.tail_bytes and len(self.tail) > 1:
+                    self.tail.pop(0)
+
+    def data(self) -> bytes:
+        return b"".join(self.parts)
+
+
+async def run_captured(argv: list[str], *, stdin: bytes | None, timeout: float, limit: int,
+                       kill: Callable[[], None], tail_bytes: int = 0,
+                       in_child: Callable[[], None] | None = None) -> Outcome:
+    """Run ``argv`` (bwrap, after ``in_child`` ran in the forked child), feeding ``stdin`` and
+    capturing both streams up to ``limit`` bytes each. On timeout bwrap gets SIGKILL, so its pid
+    namespace takes every process with it (setsid'd ones included), and ``kill`` (the attempt's
+    cgroup kill) sweeps up whatever was still starting."""
+    start = time.monotonic()
+    proc = await asyncio.create_subprocess_exec(
+        *argv, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=LAUNCH_ENV, close_fds=True, preexec_fn=in_child)
+    tail: list[bytes] = []
+    out, err = _Capture(limit, tail, tail_bytes), _Capture(limit, tail, tail_bytes)
+
+    async def feed() -> None:
+        if stdin is None or proc.stdin is None:
+            return
+        try:
+            proc.stdin.write(stdin)
+            await proc.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the command did not read all of its input
+        finally:
+            proc.stdin.close()
+
+    assert proc.stdout is not None and proc.stderr is not None
+    work = asyncio.gather(feed(), out.drain(proc.stdout), err.drain(proc.stderr), proc.wait())
+    timed_out = False
+    try:
+        await asyncio.wait_for(asyncio.shield(work), timeout)
+    except asyncio.TimeoutError:
+        timed_out = True
+    except asyncio.CancelledError:
+        _kill(proc, kill)
+        raise
+    if timed_out:
+        _kill(proc, kill)
+        try:
+            await asyncio.wait_for(work, 10)
+        except asyncio.TimeoutError:  # a pipe still held open: give up on the rest of the output
+            work.cancel()
+    code = proc.returncode
+    return Outcome(exit_code=None if timed_out else code, stdout=out.data(), stderr=err.data(),
+                   seconds=time.monotonic() - start, timed_out=timed_out,
+                   truncated=out.truncated or err.truncated, tail=b"".join(tail)[-tail_bytes:] if tail_bytes else b"")
+
+
+def _kill(proc: asyncio.subprocess.Process, kill: Callable[[], None]) -> None:
+    try:
+        proc.kill()
+    except ProcessLookupError:
+        pass
+    kill()
+
+
+# -- a mounted, contained root ------------------------------------------------------------------------
+_counter = iter(range(1, 1 << 62))
+
+
+class Jail:
+    """A copy-on-write root (overlay of ``lower`` layers) with its cgroups, ready to run contained
+    commands. An attempt's writable layer lives on its own size-capped tmpfs; a build step passes
+    ``upper``/``work`` on disk so the new layer outlives the jail.
+
+    The overlay is mounted once, in the host mount namespace under ``run_dir()``, so each exec costs
+    only the launch chain (no mount per exec). ``close`` unmounts and removes everything; a process
+    that dies without closing leaves entries that ``cleanup_stale`` removes."""
+
+    def __init__(self, lower: list[Path], *, memory_mb: int, pids: int, limits: Limits, network: bool,
+                 storage_mb: int = 0, upper: Path | None = None, work: Path | None = None) -> None:
+        self.lower, self.memory_mb, self.pids, self.limits, self.network = lower, memory_mb, pids, limits, network
+        self.storage_mb, self.upper, self.work = storage_mb, upper, work
+        self.facts = host_facts()
+        self.name = f"{owner_tag()}.{next(_counter)}"
+        self.dir = run_dir() / self.name
+        self.root = self.dir / "merged"
+        self.cgroups = Cgroups(self.name, memory_mb + storage_mb, pids, self.facts)
+        self.launcher: Launcher | None = None
+        self.opened = self.closed = False
+
+    def open(self) -> None:
+        if self.opened:
+            return
+        self.opened = True
+        try:
+            self.dir.mkdir(mode=0o700)
+            if self.upper is None:
+                # tmpfs pages are charged to the memory cgroup of whoever writes them, hence the
+                # cgroup limit of memory + storage above: files never eat the processes' memory.
+                mount_tmpfs(self.dir, size_mb=self.storage_mb)
+                self.upper, self.work = self.dir / "upper", self.dir / "work"
+                self.upper.mkdir()
+                self.work.mkdir(mode=0o700)
+            else:
+                os.chown(self.dir, 0, SANDBOX_GID)
+                os.chmod(self.dir, 0o710)
+            assert self.work is not None
+            os.chown(self.upper, SANDBOX_UID, SANDBOX_GID)
+            os.chmod(self.upper, 0o755)  # the merged root takes the upper root's owner and mode
+            self.root.mkdir()
+            mount_overlay(self.root, self.lower, self.upper, self.work)
+            self.cgroups.create()
+            self.launcher = Launcher(self.root, cgroups=self.cgroups, limits=self.limits, network=self.network,
+                                     facts=self.facts)
+        except BaseException:
+            self.close()
+            raise
+
+    async def run(self, argv: list[str], *, env: dict[str, str], cwd: str, uid: int = 0, gid: int = 0,
+                  stdin: bytes | None = None, timeout: float = 60.0, limit: int = 1 << 16,
+                  tail_bytes: int = 0) -> Outcome:
+        if not self.opened or self.closed or self.launcher is None:
+            raise SandboxError("the sandbox is not running", hint="call start() before exec()")
+        full = self.launcher.argv(argv, uid=uid, gid=gid, env=env, cwd=cwd)
+        return await run_captured(full, stdin=stdin, timeout=timeout, limit=limit, kill=self.cgroups.kill,
+                                  tail_bytes=tail_bytes, in_child=self.launcher.in_child)
+
+    async def identity(self, spec: str | None) -> tuple[int, int, str]:
+        """(uid, gid, home) inside the jail for a user spec: "name", "uid", "name:group", None = root.
+        Looked up with getent inside, so users created by the Dockerfile or the agent count; any uid
+        inside still maps to SANDBOX_UID on the host."""
+        if spec in (None, "", "root", "0", "0:0", "root:root"):
+            return 0, 0, "/root"
+        assert spec is not None
+        user, _, group = spec.partition(":")
+        entry = await self._getent("passwd", user)
+        if entry is None and not user.isdigit():
+            raise SandboxError(f"user {user!r} does not exist in the sandbox",
+                               hint="create it in the Dockerfile (RUN useradd -m NAME)")
+        uid = int(user) if user.isdigit() else int(entry[2])  # type: ignore[index]
+        gid = int(entry[3]) if entry else uid
+        home = entry[5] if entry and len(entry) > 5 else "/"
+        if group:
+            found = None if group.isdigit() else await self._getent("group", group)
+            if not group.isdigit() and found is None:
+                raise SandboxError(f"group {group!r} does not exist in the sandbox")
+            gid = int(group) if group.isdigit() else int(found[2])  # type: ignore[index]
+        return uid, gid, home
+
+    async def _getent(self, database: str, key: str) -> list[str] | None:
+        out = await self.run(["getent", database, key], env={"PATH": DEFAULT_PATH}, cwd="/", timeout=30)
+        fields = out.stdout.decode(errors="replace").strip().split(":")
+        return fields if out.exit_code == 0 and len(fields) >= 4 else None
+
+    def close(self) -> None:
+        """Kill every process, unmount, remove the cgroups and the attempt's layer (idempotent)."""
+        if self.closed:
+            return
+        self.closed = True
+        self.cgroups.remove()
+        if self.dir.exists():
+            for mount in mounts_under(self.dir):
+                umount(mount)
+            shutil.rmtree(self.dir, ignore_errors=True)

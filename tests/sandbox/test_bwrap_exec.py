@@ -1,0 +1,239 @@
+"""Functional behaviour of bwrap sandboxes: exec, limits on time and output, files in and out,
+symlinks planted by the agent, lifecycle, stale cleanup, reported protections."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import secrets
+import tarfile
+import time
+
+import pytest
+from autoenvscaling.errors import SandboxError
+from autoenvscaling.sandbox.isolation import SANDBOX_GID, cleanup_stale, host_facts, mount_tmpfs, run_dir
+
+from .conftest import make_task
+
+
+def test_exec_exit_codes_streams_env_and_cwd(backend):
+    task = make_task("FROM ubuntu:24.04\nENV FROM_DOCKERFILE=df\nWORKDIR /srv/app\n",
+                     environment={"env": {"FROM_TASK": "task"}})
+
+    async def scenario():
+        prepared = await backend.prepare(task)
+        async with await backend.create(task, prepared) as sb:
+            return (sb.workdir,
+                    await sb.exec("echo out; echo err >&2; exit 3"),
+                    await sb.exec('echo "$FROM_DOCKERFILE $FROM_TASK $EXTRA $HOME $PATH"; pwd; whoami',
+                                  env={"EXTRA": "x y"}),
+                    await sb.exec("pwd", cwd="/tmp"),
+                    await sb.exec("env | sort"))
+
+    workdir, codes, env, cwd, full_env = asyncio.run(scenario())
+    assert workdir == "/srv/app"
+    assert (codes.exit_code, codes.stdout, codes.stderr, codes.ok) == (3, "out\n", "err\n", False)
+    values, pwd, who = env.stdout.splitlines()
+    assert values.split(" ", 4)[:4] == ["df", "task", "x", "y"] and "/root /usr/local/sbin" in values
+    assert (pwd, who) == ("/srv/app", "root")
+    assert cwd.stdout.strip() == "/tmp"
+    # Nothing of the host's environment leaks in.
+    names = {line.split("=", 1)[0] for line in full_env.stdout.splitlines()}
+    assert "AUTOENVSCALING_CACHE" not in names and "VIRTUAL_ENV" not in names
+
+
+def test_task_workdir_is_created_when_the_image_lacks_it(backend, basic_env):
+    task = make_task(environment={"workdir": "/work/here"})
+
+    async def scenario():
+        async with await backend.create(task, basic_env) as sb:
+            return sb.workdir, await sb.exec("pwd && touch x && ls")
+
+    workdir, result = asyncio.run(scenario())
+    assert workdir == "/work/here" and result.stdout.split() == ["/work/here", "x"]
+
+
+def test_timeout_kills_and_reports(in_sandbox):
+    async def scenario(sb):
+        start = time.monotonic()
+        result = await sb.exec("echo before; sleep 30; echo after", timeout=1.0)
+        return result, time.monotonic() - start, await sb.exec("echo next")
+
+    result, took, after = in_sandbox(scenario)
+    assert result.timed_out and result.exit_code is None and not result.ok
+    assert result.stdout == "before\n"
+    assert 0.9 < took < 5
+    assert after.ok
+
+
+def test_output_is_capped_and_drained(in_sandbox):
+    async def scenario(sb):
+        return await sb.exec("head -c 200000000 /dev/zero | tr '\\0' a; echo tail >&2", output_limit=1000, timeout=60)
+
+    result = in_sandbox(scenario)
+    assert result.ok and result.truncated
+    assert result.stdout == "a" * 1000
+    assert result.stderr == "tail\n"
+
+
+def test_stdin_is_fed(in_sandbox):
+    payload = b"line one\nline two\n" * 50000  # ~0.9 MB: more than a pipe buffer
+
+    async def scenario(sb):
+        return await sb.exec("wc -l; md5sum", stdin=payload), await sb.exec("cat", stdin=b"")
+
+    counted, empty = in_sandbox(scenario)
+    assert counted.stdout.splitlines()[0].strip() == "100000"
+    assert empty.ok and empty.stdout == ""
+
+
+def test_users_from_the_image(backend):
+    task = make_task("FROM ubuntu:24.04\nRUN useradd -m -u 1234 agent\nUSER agent\nWORKDIR /home/agent\n")
+
+    async def scenario():
+        prepared = await backend.prepare(task)
+        async with await backend.create(task, prepared) as sb:
+            as_default = await sb.exec("id -u; echo $HOME; touch mine && ls -ln mine")
+            as_root = await sb.exec("id -u", user="root")
+            with pytest.raises(SandboxError, match="does not exist"):
+                await sb.exec("true", user="nobody-here")
+            return prepared, as_default, as_root
+
+    prepared, as_default, as_root = asyncio.run(scenario())
+    assert prepared.user == "agent"
+    uid, home, listing = as_default.stdout.splitlines()
+    assert (uid, home) == ("1234", "/home/agent") and " 1234 " in listing
+    assert as_root.stdout.strip() == "0"
+
+
+def test_upload_download_round_trip(in_sandbox, tmp_path):
+    files = {"a.txt": b"alpha\n", "deep/er/b.bin": bytes(range(256)) * 100, "run.sh": (b"#!/bin/sh\necho ran\n", True)}
+
+    async def scenario(sb):
+        await sb.upload_files(files, "/data/in")
+        ran = await sb.exec("/data/in/run.sh && stat -c %a /data/in/run.sh /data/in/a.txt")
+        await sb.download("/data/in", tmp_path)
+        single = await sb.read_file("/data/in/deep/er/b.bin")
+        missing = await sb.read_file("/data/nope")
+        with pytest.raises(FileNotFoundError):
+            await sb.get_archive("/data/nope")
+        return ran, single, missing
+
+    ran, single, missing = in_sandbox(scenario)
+    assert ran.stdout.split() == ["ran", "755", "644"]
+    assert (tmp_path / "in" / "a.txt").read_bytes() == b"alpha\n"
+    assert (tmp_path / "in" / "deep/er/b.bin").read_bytes() == bytes(range(256)) * 100
+    assert single == bytes(range(256)) * 100 and missing is None
+
+
+def test_planted_symlinks_are_not_followed_out(in_sandbox, tmp_path):
+    secret = tmp_path / f"host-{secrets.token_hex(6)}"
+    secret.write_text("host secret\n")
+    victim_dir = tmp_path / "victim"
+    victim_dir.mkdir()
+
+    async def scenario(sb):
+        await sb.exec(f"mkdir -p /logs/verifier && ln -s {secret} /logs/verifier/reward.txt && "
+                      "ln -s /etc/shadow /logs/verifier/reward.json && "
+                      f"mkdir -p {victim_dir} && ln -s {victim_dir} /drop")
+        txt = await sb.read_file("/logs/verifier/reward.txt")
+        js = await sb.read_file("/logs/verifier/reward.json")
+        archive = await sb.get_archive("/drop")
+        # An upload into the planted link lands inside the sandbox (at the link's in-sandbox target).
+        await sb.upload_files({"planted.txt": b"x"}, "/drop")
+        landed = await sb.exec(f"ls {victim_dir}")
+        return txt, js, archive, landed
+
+    txt, js, archive, landed = in_sandbox(scenario)
+    assert txt is None and js is None
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        members = tar.getmembers()
+    assert [(m.name, m.issym()) for m in members] == [("drop", True)]
+    assert os.listdir(victim_dir) == []  # nothing written on the host
+    assert landed.stdout.strip() == "planted.txt"
+
+
+def test_lifecycle_errors_and_idempotent_close(backend, basic_task, basic_env):
+    async def scenario():
+        sb = await backend.create(basic_task, basic_env)
+        with pytest.raises(SandboxError, match="not running"):
+            await sb.exec("true")
+        await sb.start()
+        await sb.start()
+        ok = await sb.exec("true")
+        await sb.close()
+        await sb.close()
+        with pytest.raises(SandboxError, match="not running"):
+            await sb.exec("true")
+        return ok
+
+    assert asyncio.run(scenario()).ok
+
+
+def test_close_ends_a_running_exec(backend, basic_task, basic_env):
+    async def scenario():
+        sb = await backend.create(basic_task, basic_env)
+        await sb.start()
+        running = asyncio.create_task(sb.exec("sleep 60", timeout=120))
+        await asyncio.sleep(0.5)
+        start = time.monotonic()
+        await sb.close()
+        result = await running
+        return result, time.monotonic() - start
+
+    result, took = asyncio.run(scenario())
+    assert took < 10 and result.exit_code != 0
+
+
+def test_concurrent_sandboxes(backend, basic_task, basic_env):
+    async def one(i: int):
+        async with await backend.create(basic_task, basic_env) as sb:
+            return (await sb.exec(f"echo {i} > /tmp/me; sleep 0.3; cat /tmp/me")).stdout.strip()
+
+    async def scenario():
+        return await asyncio.gather(*(one(i) for i in range(6)))
+
+    assert asyncio.run(scenario()) == [str(i) for i in range(6)]
+
+
+def test_stale_attempts_are_cleaned_up():
+    if not host_facts().root:
+        pytest.skip("needs root")
+    dead = run_dir() / f"999999999.1.{secrets.randbelow(10**6)}"  # an owner pid that cannot exist
+    dead.mkdir(mode=0o700)
+    mount_tmpfs(dead, size_mb=1, gid=SANDBOX_GID)
+    (dead / "left-behind").write_text("x")
+    cgroup = host_facts().pids_cgroup / dead.name if host_facts().pids_cgroup else None
+    if cgroup:
+        cgroup.mkdir()
+    removed = cleanup_stale()
+    assert str(dead) in removed and not dead.exists()
+    assert dead.name not in open("/proc/self/mountinfo").read()
+    if cgroup:
+        assert not cgroup.exists()
+
+
+def test_protections_are_reported_truthfully(backend):
+    facts = host_facts()
+    report = {p.name: p for p in backend.protections()}
+    assert {"unprivileged host uid", "loopback-only network", "copy-on-write layer per attempt", "storage cap",
+            "memory cgroup", "pids cgroup", "rlimits", "no-leftover kill"} <= set(report)
+    assert report["memory cgroup"].active == (facts.memory_cgroup is not None)
+    assert report["pids cgroup"].active == (facts.pids_cgroup is not None)
+    assert report["unprivileged host uid"].active and report["loopback-only network"].active
+    assert ("cgroup.kill" in report["no-leftover kill"].detail) == (facts.kill_cgroup is not None)
+
+
+def test_available_names_the_fix(bwrap_cls, monkeypatch):
+    assert bwrap_cls.available() == (True, "")
+    from autoenvscaling.sandbox import isolation
+
+    # A machine without bubblewrap: what the user is told.
+    monkeypatch.setenv("PATH", "/nonexistent")
+    isolation.host_facts.cache_clear()
+    try:
+        ok, why = bwrap_cls.available()
+    finally:
+        isolation.host_facts.cache_clear()
+    assert not ok and "bwrap" in why and "apt-get install bubblewrap" in why
