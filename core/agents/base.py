@@ -26,7 +26,9 @@ class Action(BaseModel):
 
 class Trajectory(BaseModel):
     """Everything an agent did in one attempt. ``stop_reason`` is one of: "finished" (the agent said
-    so), "done" (a scripted agent ran its script), "max_turns", "max_tokens", "timeout", "error"."""
+    so), "done" (a scripted agent ran its script), "max_turns", "max_tokens", "timeout", "error",
+    "refused" (the model's provider refused) or "infrastructure" (the model could not be reached:
+    such an attempt says nothing about the task and is left out of calibration)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -64,3 +66,8 @@ class Agent(abc.ABC):
     async def run(self, task: Task, sandbox: Sandbox, *, step: StepConfig | None = None,
                   limits: AgentLimits | None = None) -> Trajectory:
         """Work on ``task`` (or one step of it) in ``sandbox`` and return what was done."""
+
+    def seeded(self, seed: int) -> "Agent":
+        """This agent for one rollout drawn from ``seed``. Agents that sample return a copy that
+        samples from it (so rollouts differ, yet a rerun repeats them); others return themselves."""
+        return self

@@ -188,7 +188,9 @@ class TrialRunner:
                 env.update(step.verifier.env)
         if "test.sh" not in files:
             return VerifierResult(error="no tests/test.sh")
-        await sandbox.exec(f"rm -rf {TESTS_DIR} {VERIFIER_LOGS} && mkdir -p {TESTS_DIR} {VERIFIER_LOGS}", timeout=30)
+        # chmod first: without CAP_DAC_OVERRIDE, a /tests the agent made read-only would survive rm -rf
+        await sandbox.exec(f"chmod -R u+rwX {TESTS_DIR} {VERIFIER_LOGS} 2>/dev/null; "
+                           f"rm -rf {TESTS_DIR} {VERIFIER_LOGS} && mkdir -p {TESTS_DIR} {VERIFIER_LOGS}", timeout=30)
         await sandbox.upload_files(files, TESTS_DIR)
         offline = not self.backend.policy.network_for(task)
         if offline and self.offline_runtime:

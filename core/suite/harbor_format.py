@@ -109,7 +109,8 @@ class HarborFormat(TaskFormat):
             seen.append(digest)
         return TaskFormatError(
             f"{entry.name}: digest mismatch: dataset.toml pins {entry.digest}, its files give {seen[0]}",
-            hint="the task changed after the dataset was written; restore it or re-export the dataset")
+            hint="the task changed after the dataset was written, or another tool hashed it differently: "
+                 "restore it, re-export the dataset, or import the task directories themselves")
 
     def write(self, tasks: Iterable[Task], dest: Path) -> Path:
         """Write a Harbor dataset at ``dest`` (which must not exist, or be empty)."""
