@@ -1,0 +1,312 @@
+"""``autoenvscaling run | generate | bench proposers``: the flywheel and its benchmark.
+
+``run`` with no arguments is the small cross-domain flywheel over the installed domains: procedural
+proposers, the embedded SmolLM2-135M as solver, two rounds of two proposals. ``--llm/--base-url``
+(or the per-role ``--proposer-*`` / ``--solver-*`` options) point it at OpenAI-compatible servers.
+Progress goes to stderr (rich); stdout gets the summary (or JSON with ``--json``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..errors import UsageError
+from ..flywheel.loop import Progress
+
+LLM_KINDS = ("prompt", "prompt-feedback", "agentic")
+
+
+def _weights(ctx: click.Context, param: click.Parameter, value: str | None) -> dict[str, float]:
+    """"a=0.4,b=0.2" (a bare name weighs 1) -> {"a": 0.4, "b": 0.2}."""
+    if not value:
+        return {}
+    out: dict[str, float] = {}
+    for item in value.split(","):
+        name, _, weight = item.strip().partition("=")
+        try:
+            w = float(weight) if weight else 1.0
+        except ValueError:
+            raise click.BadParameter(f"{item!r}: the weight must be a number (NAME=WEIGHT)") from None
+        if not name or w < 0:
+            raise click.BadParameter(f"{item!r}: expected NAME=WEIGHT with a weight >= 0")
+        out[name] = w
+    if not any(out.values()):
+        raise click.BadParameter("at least one weight must be positive")
+    return out
+
+
+def _common(fn: Any) -> Any:
+    options = [
+        click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON."),
+        click.option("--network", type=click.Choice(["none", "task"]), default="none", show_default=True,
+                     help="none: loopback only; task: grant the internet to tasks that set allow_internet."),
+        click.option("--backend", "backend_name", type=click.Choice(["bwrap", "docker"]), default="bwrap",
+                     show_default=True, help="Sandbox backend."),
+        click.option("--jobs", "-j", type=click.IntRange(min=1), default=2, show_default=True,
+                     help="Proposals proposed and validated at once."),
+        click.option("--proposer-base-url", default=None, help="OpenAI-compatible server of the proposer model."),
+        click.option("--proposer-model", default=None, help="Proposer model (a local checkpoint without a base URL)."),
+        click.option("--proposer", "proposers", default="procedural", show_default=True, callback=_weights,
+                     help="Proposer kinds and weights: procedural, prompt, prompt-feedback, agentic."),
+        click.option("--resume", is_flag=True, help="Continue the run in --out after an interruption."),
+        click.option("--seed", type=int, default=0, show_default=True, help="Everything follows from it."),
+    ]
+    for option in options:
+        fn = option(fn)
+    return fn
+
+
+@click.command()
+@click.option("--out", type=click.Path(path_type=Path), default=Path("aes-run"), show_default=True,
+              help="Holds the suite (the admitted pool), run.sqlite and report.html.")
+@click.option("--rounds", type=click.IntRange(min=1), default=2, show_default=True)
+@click.option("--per-round", type=click.IntRange(min=1), default=2, show_default=True, help="Proposals per round.")
+@click.option("--mix", callback=_weights, default=None,
+              help="Domains and weights, e.g. terminal=0.6,swe=0.4 (default: all installed).")
+@click.option("--difficulty", type=click.Choice(["easy", "medium", "hard", "mixed"]), default="easy", show_default=True,
+              help="Difficulty of fresh tasks; later rounds follow the solver.")
+@click.option("--llm", default=None, help="One model for both roles (see --base-url).")
+@click.option("--base-url", default=None, help="OpenAI-compatible server of --llm.")
+@click.option("--solver-model", default=None, help="Solver model: a local checkpoint, 'embedded', or a served model name.")
+@click.option("--solver-base-url", default=None, help="OpenAI-compatible server of the solver model.")
+@click.option("--solver-turns", type=click.IntRange(min=1), default=None, help="Solver turns per rollout.")
+@click.option("--solver-tokens", type=click.IntRange(min=8), default=None, help="Solver tokens per turn.")
+@click.option("--no-solver", is_flag=True, help="Skip calibration and pool review (validation only).")
+@_common
+def run(out: Path, rounds: int, per_round: int, mix: dict[str, float], difficulty: str, llm: str | None,
+        base_url: str | None, solver_model: str | None, solver_base_url: str | None, solver_turns: int | None,
+        solver_tokens: int | None, no_solver: bool, seed: int, resume: bool, proposers: dict[str, float],
+        proposer_model: str | None, proposer_base_url: str | None, jobs: int, backend_name: str, network: str,
+        as_json: bool) -> None:
+    """Run the flywheel: propose, validate, calibrate against the solver, review the pool."""
+    from ..flywheel.loop import FlywheelConfig
+
+    proposer_model, proposer_base_url = proposer_model or llm, proposer_base_url or base_url
+    solver_model, solver_base_url = solver_model or llm, solver_base_url or base_url
+    config = FlywheelConfig(seed=seed, rounds=rounds, per_round=per_round, mix=mix, proposers=proposers,
+                            difficulty=difficulty, calibrate=not no_solver, review=not no_solver,
+                            proposer_model=proposer_model,
+                            solver_model=None if no_solver else (solver_model or "embedded"))
+    solver_options = {"turns": solver_turns, "tokens": solver_tokens}
+    summaries = asyncio.run(_flywheel(config, out, resume=resume, backend_name=backend_name, network=network,
+                                      proposer=(proposer_model, proposer_base_url),
+                                      solver=None if no_solver else (solver_model, solver_base_url, solver_options),
+                                      jobs=jobs, generate=None))
+    _print_summary(summaries, out, as_json)
+
+
+@click.command()
+@click.option("--mix", callback=_weights, default=None,
+              help="Domains and weights, e.g. terminal=0.4,swe=0.2 (default: all installed).")
+@click.option("-n", "count", type=click.IntRange(min=1), required=True, help="Admitted tasks wanted.")
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="The suite folder to create.")
+@click.option("--difficulty", type=click.Choice(["easy", "medium", "hard", "mixed"]), default="mixed", show_default=True)
+@click.option("--executor", "executor_name", default="local", show_default=True, help="local, or a registered executor (ray).")
+@_common
+def generate(mix: dict[str, float], count: int, out: Path, difficulty: str, executor_name: str, seed: int, resume: bool,
+             proposers: dict[str, float], proposer_model: str | None, proposer_base_url: str | None, jobs: int,
+             backend_name: str, network: str, as_json: bool) -> None:
+    """Generate a suite of N admitted tasks (no solver): propose, then the admission gates 1-8."""
+    from ..flywheel.loop import FlywheelConfig
+
+    config = FlywheelConfig(seed=seed, rounds=1, mix=mix, proposers=proposers, difficulty=difficulty, calibrate=False,
+                            review=False, proposer_model=proposer_model, target=count)
+    summaries = asyncio.run(_flywheel(config, out, resume=resume, backend_name=backend_name, network=network,
+                                      proposer=(proposer_model, proposer_base_url), solver=None, jobs=jobs,
+                                      generate=executor_name))
+    _print_summary(summaries, out, as_json)
+
+
+async def _flywheel(config: Any, out: Path, *, resume: bool, backend_name: str, network: str,
+                    proposer: tuple[str | None, str | None], solver: tuple[Any, ...] | None, jobs: int,
+                    generate: str | None) -> list[Any]:
+    """Build everything a run needs and run it; ``generate`` names the executor of a generate run."""
+    from ..flywheel.loop import Flywheel
+    from ..plugins import create_host
+    from ..sandbox.base import SandboxPolicy
+    from ..sandbox.select import make_backend
+
+    host = create_host()
+    wants_llm = [k for k, w in config.proposers.items() if w > 0 and k in LLM_KINDS]
+    proposer_llm = _llm(*proposer) if proposer[0] or proposer[1] else None
+    if wants_llm and proposer_llm is None:
+        raise UsageError(f"the {wants_llm[0]} proposer needs a model",
+                         hint="pass --proposer-model M --proposer-base-url URL (or --llm M --base-url URL)")
+    executor = host.executors.get(generate or "local")(concurrency=jobs)
+    backend = make_backend(backend_name, host, SandboxPolicy(network=network))
+    solver_agent = None
+    if solver is not None:
+        model, base_url, options = solver
+        # One model in both roles (the paper's route to self-improvement) is one backend, loaded once.
+        same = proposer_llm is not None and (proposer[0] or "embedded", proposer[1]) == (model or "embedded", base_url)
+        solver_agent = _solver(proposer_llm if same else _llm(model, base_url), local=not base_url, options=options)
+    with _RichProgress() as progress:
+        flywheel = Flywheel(config, out, host=host, backend=backend, solver=solver_agent, proposer_llm=proposer_llm,
+                            executor=executor, progress=progress, resume=resume)
+        try:
+            if generate is not None:
+                return [await flywheel.generate()]
+            return await flywheel.run()
+        finally:
+            flywheel.close()
+            for llm in {id(x): x for x in (proposer_llm, getattr(solver_agent, "_llm", None)) if x is not None}.values():
+                await llm.aclose()
+            await executor.aclose()
+            await backend.aclose()
+
+
+def _llm(model: str | None, base_url: str | None) -> Any:
+    """An OpenAI-compatible client when a base URL is given, else a local transformers model."""
+    if base_url:
+        from ..llm.openai_backend import OpenAIBackend
+
+        return OpenAIBackend(base_url, None, model or "default")
+    from ..llm.local_backend import TransformersBackend
+
+    return TransformersBackend(model or "embedded")
+
+
+def _solver(llm: Any, *, local: bool, options: dict[str, Any]) -> Any:
+    """The solver agent. A served model gets a working budget; a local CPU model (the embedded
+    135M one by default) gets a small one, sized so the default run ends within minutes."""
+    from ..agents.base import AgentLimits
+    from ..agents.solver import SolverAgent
+
+    if not local:
+        limits = AgentLimits(max_turns=options["turns"] or 20, max_tokens=64_000, timeout_sec=600,
+                             command_timeout_sec=120)
+        return SolverAgent(llm, temperature=0.7, max_tokens_per_turn=options["tokens"] or 1024, limits=limits)
+    limits = AgentLimits(max_turns=options["turns"] or 2, max_tokens=6_000, timeout_sec=180, command_timeout_sec=20,
+                         observation_chars=1200)
+    # Small local models follow the fenced-block protocol better than tool-call JSON.
+    return SolverAgent(llm, tool_calling=False, temperature=0.8, max_tokens_per_turn=options["tokens"] or 64,
+                       limits=limits, rollout_concurrency=1)
+
+
+class _RichProgress(Progress):
+    """The loop's Progress drawn with rich on stderr: one bar per round, the current step as text."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.console = Console(stderr=True)
+        self._progress = Progress(TextColumn("{task.fields[label]}"), BarColumn(), MofNCompleteColumn(),
+                                  TimeElapsedColumn(), TextColumn("{task.description}"), console=self.console)
+        self._task: Any = None
+        self._counts: dict[str, int] = {}
+
+    def __enter__(self) -> "_RichProgress":
+        self._progress.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._progress.__exit__(*exc)
+
+    def round_started(self, round: int, units: int | None) -> None:
+        if self._task is not None:
+            self._progress.update(self._task, description=self._tally())
+        self._counts = {}
+        self._task = self._progress.add_task("", total=units, label=f"round {round}")
+
+    def unit_done(self, unit: Any, outcome: str) -> None:
+        self._counts[outcome] = self._counts.get(outcome, 0) + 1
+        self._progress.update(self._task, advance=1, description=self._tally())
+
+    def status(self, text: str) -> None:
+        if self._task is not None:
+            self._progress.update(self._task, description=text)
+
+    def _tally(self) -> str:
+        return ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in sorted(self._counts.items()))
+
+
+def _print_summary(summaries: list[Any], out: Path, as_json: bool) -> None:
+    report = out / "report.html"
+    if as_json:
+        click.echo(json.dumps({"out": str(out), "report": str(report),
+                               "rounds": [s.model_dump(mode="json") for s in summaries]}, indent=2))
+        return
+    # Plain lines: they read the same in a terminal, a CI log or a pipe.
+    for s in summaries:
+        o = s.metrics["outcomes"]
+        click.echo(f"round {s.round}: {s.proposals} proposed, {s.admitted} admitted, {o['failed_calibration']} failed "
+                   f"calibration, {o['failed_validation']} failed validation, {o['refused'] + o['infrastructure']} not "
+                   f"scored; valid-environment rate {s.valid_rate}; pool {s.pool_size} ({s.left_pool} left)")
+    click.echo(f"suite: {out}")
+    click.echo(f"report: {report}")
+
+
+@click.group()
+def bench() -> None:
+    """Benchmarks that print figures."""
+
+
+@bench.command("proposers")
+@click.option("--model", "models", multiple=True, required=True, help="Served model name (repeatable).")
+@click.option("--base-url", required=True, help="OpenAI-compatible server of the models.")
+@click.option("-n", "count", type=click.IntRange(min=1), default=10, show_default=True, help="Assignments per kind.")
+@click.option("--domain", default=None, help="Domain of the assignments (default: terminal, else the first installed).")
+@click.option("--kinds", default="prompt,prompt-feedback,agentic", show_default=True, help="Proposer kinds to compare.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--backend", "backend_name", type=click.Choice(["bwrap", "docker"]), default="bwrap", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print rows as JSON.")
+def bench_proposers_cmd(models: tuple[str, ...], base_url: str, count: int, domain: str | None, kinds: str, seed: int,
+                        backend_name: str, as_json: bool) -> None:
+    """Prompt vs prompt+feedback vs agentic on the same assignments: valid-environment rate with its
+    95% Wilson interval and USD per valid environment, per model."""
+    rows = asyncio.run(_bench(models, base_url, count, domain, tuple(k.strip() for k in kinds.split(",") if k.strip()),
+                              seed, backend_name))
+    if as_json:
+        click.echo(json.dumps([r.model_dump(mode="json") for r in rows], indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"proposers on {count} assignment(s)")
+    for column in ("model", "proposer", "valid/scored", "rate", "95% interval", "USD per valid env", "refused", "infra"):
+        table.add_column(column)
+    for r in rows:
+        interval = "" if r.rate.value is None else f"[{r.rate.low:.1%}, {r.rate.high:.1%}]"
+        per = ("unknown price" if r.cost.unpriced == r.cost.proposals else
+               "n/a" if r.cost.per_valid_usd is None else f"{r.cost.per_valid_usd:.4f}")
+        table.add_row(r.model, r.proposer, f"{r.rate.successes}/{r.rate.n}",
+                      "n/a" if r.rate.value is None else f"{r.rate.value:.1%}", interval, per,
+                      str(r.outcomes["refused"]), str(r.outcomes["infrastructure"]))
+    Console().print(table)
+
+
+async def _bench(models: tuple[str, ...], base_url: str, count: int, domain_name: str | None, kinds: tuple[str, ...],
+                 seed: int, backend_name: str) -> list[Any]:
+    from ..flywheel.bench import bench_proposers
+    from ..llm.openai_backend import OpenAIBackend
+    from ..plugins import create_host
+    from ..sandbox.select import make_backend
+
+    host = create_host()
+    installed = host.domains.names()
+    if not installed:
+        raise UsageError("no domains installed", hint="pip install autoenvscaling-terminal")
+    name = domain_name or ("terminal" if "terminal" in installed else installed[0])
+    if name not in installed:
+        raise UsageError(f"unknown domain {name!r}", hint=f"installed: {', '.join(installed)}")
+    unknown = [k for k in kinds if k not in host.proposers.names()]
+    if unknown:
+        raise UsageError(f"unknown proposer kind(s): {', '.join(unknown)}", hint=f"known: {', '.join(host.proposers.names())}")
+    llms = {m: OpenAIBackend(base_url, None, m) for m in models}
+    backend = make_backend(backend_name, host)
+    with _RichProgress() as progress:
+        progress.round_started(0, count * len(kinds) * len(models))
+        try:
+            return await bench_proposers(host=host, backend=backend, domain=host.domains.get(name)(), models=llms, n=count,
+                                         seed=seed, kinds=kinds,
+                                         progress=lambda model, kind, outcome: progress.unit_done(None, outcome))
+        finally:
+            for llm in llms.values():
+                await llm.aclose()
+            await backend.aclose()

@@ -1,0 +1,1 @@
+"""The flywheel: rounds of propose, validate, calibrate and review, with their metrics."""

@@ -1,0 +1,123 @@
+"""Gate 9, calibration: is the task in the current solver's learning band?
+
+The solver attempts the task a few times (TrialRunner, a fresh sandbox each). The task passes when
+the mean reward lies in the band (default [0.25, 0.75]) and the rewards are not all equal: a group
+of equal rewards gives GRPO no advantage to learn from. Four rollouts first; when their mean is
+within ``calibration_margin`` of a band edge, four more, since a verdict that close to an edge on
+four samples is mostly noise. Rollouts whose infrastructure failed (the sandbox, or the solver's
+model endpoint) say nothing about the task and are left out. Every reward is kept as evidence.
+
+Each rollout samples from its own seed, derived from the task's digest and the rollout's index, so
+a rerun (a resumed flywheel) repeats the same rollouts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import statistics
+import time
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..gates.base import Evidence, Gate, GateContext, GateResult
+from ..runtime.trial import TrialResult
+from ..tasks import Task
+
+SCRATCH_KEY = "calibration"  # ctx.scratch[SCRATCH_KEY]: the Calibration, for the flywheel's assignments
+
+
+class Calibration(BaseModel):
+    """The rollouts of one calibration and what they say."""
+
+    model_config = ConfigDict(frozen=True)
+
+    results: list[TrialResult] = Field(default_factory=list)
+    rewards: list[float] = Field(default_factory=list)
+    excluded: int = 0
+    gate: GateResult
+
+    @property
+    def mean(self) -> float | None:
+        return statistics.fmean(self.rewards) if self.rewards else None
+
+
+def rollout_seed(task: Task, index: int, salt: str = "") -> int:
+    digest = hashlib.sha256(f"{task.digest()}:{salt}:{index}".encode()).hexdigest()
+    return int(digest[:8], 16)
+
+
+def usable(result: TrialResult) -> bool:
+    """Whether a rollout measured the task (rather than a broken sandbox or model endpoint)."""
+    if result.status == "error":
+        return False
+    trajectory = result.trajectory
+    return trajectory is None or trajectory.stop_reason != "infrastructure"
+
+
+class CalibrationGate(Gate):
+    """Mean solver reward inside the band, with non-zero variance (DESIGN.md gate 9)."""
+
+    name = "calibration"
+    order = 90
+    needs_sandbox = True
+
+    async def check(self, task: Task, ctx: GateContext) -> GateResult:
+        calibration = await self.measure(task, ctx)
+        ctx.scratch[SCRATCH_KEY] = calibration
+        return calibration.gate
+
+    async def measure(self, task: Task, ctx: GateContext, *, salt: str = "") -> Calibration:
+        """Run the rollouts and judge them. The flywheel's pool review uses this too, with a
+        ``salt`` per round so a rerun of the pool draws fresh rollouts."""
+        start = time.monotonic()
+        if ctx.solver is None:
+            return Calibration(gate=self.result("skip", "no solver configured: calibration needs one (gate 9)"))
+        settings = ctx.settings
+        low, high = settings.calibration_band
+        results = await self._rollouts(task, ctx, range(settings.calibration_rollouts), salt)
+        rewards = [r.reward for r in results if usable(r)]
+        if rewards and settings.calibration_expand_to > len(results):
+            mean = statistics.fmean(rewards)
+            if min(abs(mean - low), abs(mean - high)) < settings.calibration_margin:
+                results += await self._rollouts(task, ctx, range(len(results), settings.calibration_expand_to), salt)
+                rewards = [r.reward for r in results if usable(r)]
+        excluded = len(results) - len(rewards)
+        evidence = [Evidence(command=f"solver rollout {i} (seed {rollout_seed(task, i, salt)})",
+                             output_tail=(r.error or "")[-300:],
+                             values={"reward": r.reward if usable(r) else None, "status": r.status,
+                                     "stop_reason": r.trajectory.stop_reason if r.trajectory else None})
+                    for i, r in enumerate(results)]
+        summary = {"rewards": rewards, "band": [low, high], "rollouts": len(results), "excluded": excluded}
+        seconds = time.monotonic() - start
+        if len(rewards) < 2:
+            gate = self.result("error", f"only {len(rewards)} of {len(results)} solver rollouts produced a reward",
+                               seconds=seconds, evidence=[Evidence(values=summary), *evidence])
+            return Calibration(results=results, rewards=rewards, excluded=excluded, gate=gate)
+        mean = statistics.fmean(rewards)
+        variance = statistics.pvariance(rewards)
+        summary |= {"mean": mean, "variance": variance}
+        evidence = [Evidence(values=summary), *evidence]
+        where = f"mean reward {mean:.2f} over {len(rewards)} rollouts"
+        if mean < low:
+            gate = self.result("fail", f"{where} is below the band [{low:g}, {high:g}]: too hard for the solver",
+                               seconds=seconds, evidence=evidence)
+        elif mean > high:
+            gate = self.result("fail", f"{where} is above the band [{low:g}, {high:g}]: too easy for the solver",
+                               seconds=seconds, evidence=evidence)
+        elif variance == 0:
+            gate = self.result("fail", f"{where}, but every rollout scored the same: no learning signal",
+                               seconds=seconds, evidence=evidence)
+        else:
+            gate = self.result("pass", f"{where}, inside [{low:g}, {high:g}]", seconds=seconds, evidence=evidence)
+        return Calibration(results=results, rewards=rewards, excluded=excluded, gate=gate)
+
+    async def _rollouts(self, task: Task, ctx: GateContext, indices: range, salt: str) -> list[TrialResult]:
+        prepared = ctx.scratch.get("prepared")  # the build gate's environment, when it ran
+        limit = asyncio.Semaphore(getattr(ctx.solver, "rollout_concurrency", None) or len(indices) or 1)
+
+        async def one(i: int) -> TrialResult:
+            async with limit:
+                return await ctx.runner.run(task, ctx.solver.seeded(rollout_seed(task, i, salt)), prepared=prepared)
+
+        return list(await asyncio.gather(*(one(i) for i in indices)))

@@ -1,0 +1,390 @@
+"""The flywheel loop: rounds of propose -> validate -> calibrate -> (train) -> pool review.
+
+Every proposal is a unit of work with a stable key (round, slot) and a seed derived from the run's
+seed, so a run is a pure function of its configuration: ``--resume`` after a SIGKILL recomputes only
+unrecorded units and ends with the same admitted pool as an uninterrupted run.
+
+A round's units go through two phases. Phase A (propose, then gates 1-7) depends on nothing but the
+unit and the pool at the start of its batch, so it runs in parallel on an executor. Phase B (the
+near-duplicate gate against exactly the tasks admitted before the unit, then calibration, admission
+and the database record) runs in slot order, because admitting one task changes what the next is
+compared with. After the round, the solver reruns the pool; tasks that left the band leave the pool
+and the next round gets one replacement slot for each. Training is a hook point (not run yet), so
+the review covers tasks admitted in earlier rounds: this round's were just calibrated by the same
+solver.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..agents.base import Agent
+from ..domains.base import DIFFICULTIES, Domain
+from ..errors import UsageError
+from ..executors.base import Executor, Job, LocalExecutor
+from ..gates.base import GateContext, GateSettings, ValidationReport
+from ..gates.validate import Validator, validate_task
+from ..proposers.base import Proposal, Proposer
+from ..suite.store import SuiteStore
+from ..tasks import Task
+from .assignments import Assignment, failure_of, from_summary, new_task, summary_of
+from .calibration import SCRATCH_KEY, Calibration, CalibrationGate, usable
+from .rundb import ReviewRecord, RolloutRow, RunDB, UnitRecord
+from .summary import RoundSummary, round_summary
+
+RUN_DB = "run.sqlite"
+ERRORS_LOG = "errors.log"
+PHASE_B_GATES = ("near-duplicate", "calibration")
+
+
+class FlywheelConfig(BaseModel):
+    """Everything that decides a run's results. A resumed run must use the same values.
+
+    ``mix``: domain -> weight (empty: every installed domain equally). ``proposers``: kind ->
+    weight. ``difficulty`` of fresh tasks: easy, medium, hard, or mixed (drawn per slot).
+    ``batch``: units proposed and validated in parallel before their ordered admission.
+    ``target``: for ``generate``, the number of admitted tasks wanted (split over the mix).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    seed: int = 0
+    rounds: int = 2
+    per_round: int = 2
+    mix: dict[str, float] = Field(default_factory=dict)
+    proposers: dict[str, float] = Field(default_factory=lambda: {"procedural": 1.0})
+    difficulty: str = "easy"
+    calibrate: bool = True
+    review: bool = True
+    batch: int = 4
+    target: int | None = None
+    settings: GateSettings = Field(default_factory=GateSettings)
+    proposer_model: str | None = None
+    solver_model: str | None = None
+
+    def identity(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+@dataclass(frozen=True)
+class Unit:
+    key: str
+    round: int
+    slot: int
+    seed: int
+    domain: str
+    proposer: str
+    assignment: Assignment
+
+
+@dataclass
+class Candidate:
+    """A unit after phase A."""
+
+    unit: Unit
+    proposal: Proposal
+    task: Task | None = None
+    ctx: GateContext | None = None
+    report: ValidationReport | None = None
+
+
+class Progress:
+    """What the loop reports as it goes; the CLI draws it with rich, tests ignore it."""
+
+    def round_started(self, round: int, units: int | None) -> None: ...
+    def unit_done(self, unit: Unit, outcome: str) -> None: ...
+    def status(self, text: str) -> None: ...
+
+
+def weighted(rng: random.Random, weights: dict[str, float]) -> str:
+    names = sorted(k for k, w in weights.items() if w > 0)
+    return rng.choices(names, weights=[weights[n] for n in names])[0]
+
+
+def allocate(n: int, mix: dict[str, float]) -> dict[str, int]:
+    """``n`` split over ``mix`` by largest remainder (ties to the first name), e.g. 5 over
+    terminal=0.4, swe=0.2 -> terminal 3, swe 2."""
+    names = sorted(k for k, w in mix.items() if w > 0)
+    total = sum(mix[k] for k in names)
+    exact = {k: n * mix[k] / total for k in names}
+    counts = {k: int(exact[k]) for k in names}
+    for k in sorted(names, key=lambda k: (-(exact[k] - counts[k]), k))[: n - sum(counts.values())]:
+        counts[k] += 1
+    return counts
+
+
+class Flywheel:
+    """One run in ``out``: the suite (the admitted pool), run.sqlite and report.html."""
+
+    def __init__(self, config: FlywheelConfig, out: str | Path, *, host: Any, backend: Any,
+                 solver: Agent | None = None, proposer_llm: Any = None, executor: Executor | None = None,
+                 progress: Progress | None = None, resume: bool = False) -> None:
+        self.config = config
+        self.out = Path(out)
+        self.host = host
+        self.solver = solver if config.calibrate else None
+        self.progress = progress or Progress()
+        self.executor = executor or LocalExecutor(concurrency=2)
+        installed = host.domains.names()
+        mix = dict(config.mix) or {name: 1.0 for name in installed}
+        unknown = sorted(set(mix) - set(installed))
+        if unknown:
+            raise UsageError(f"unknown domain(s) in the mix: {', '.join(unknown)}",
+                             hint=f"installed domains: {', '.join(installed) or 'none'} (pip install autoenvscaling-<domain>)")
+        if not mix:
+            raise UsageError("no domains installed", hint="pip install autoenvscaling-terminal")
+        if config.difficulty not in (*DIFFICULTIES, "mixed"):
+            raise UsageError(f"unknown difficulty {config.difficulty!r}", hint=f"one of {', '.join(DIFFICULTIES)}, mixed")
+        self.mix = mix
+        self.domains: dict[str, Domain] = {name: host.domains.get(name)() for name in sorted(mix)}
+        self.suite = SuiteStore(self.out, name=self.out.name)
+        self.db = RunDB(self.out / RUN_DB)
+        self.db.bind_config(config.identity(), resume=resume)
+        self.validator = Validator(host=host, backend=backend, settings=config.settings, solver=self.solver)
+        self.gates_a = [g for g in self.validator.gates if g.name not in PHASE_B_GATES]
+        self.gates_b = [g for g in self.validator.gates if g.name in PHASE_B_GATES
+                        and (config.calibrate or g.name != "calibration")]
+        self.proposers: dict[str, Proposer] = {}
+        for kind in sorted(k for k, w in config.proposers.items() if w > 0):
+            cls = host.proposers.get(kind)
+            self.proposers[kind] = cls(llm=proposer_llm if cls.needs_llm else None, checker=self._check,
+                                       backend=backend)
+        self._tasks: dict[str, Task] = {}
+
+    def close(self) -> None:
+        self.db.close()
+        self.suite.close()
+
+    # -- the two commands -------------------------------------------------------------------
+    async def run(self) -> list[RoundSummary]:
+        """The flywheel: ``config.rounds`` rounds, then the report."""
+        summaries = []
+        for r in range(self.config.rounds):
+            units = self._plan_round(r)
+            self.progress.round_started(r, len(units))
+            for start in range(0, len(units), self.config.batch):
+                await self._run_batch(units[start:start + self.config.batch])
+            # (train: the trainer's hook point goes here; the review below then covers the whole pool.)
+            if self.config.review and self.solver is not None:
+                await self._review(r)
+            summary = round_summary(self.db, r)
+            self.db.set_metrics(r, summary.model_dump(mode="json"))
+            self.host.announce_round_ended(summary)
+            summaries.append(summary)
+        self.write_report()
+        return summaries
+
+    async def generate(self) -> RoundSummary:
+        """Admit ``config.target`` tasks split over the mix (no solver), trying at most 3n + 4 proposals."""
+        n = self.config.target
+        if not n:
+            raise UsageError("generate needs a target number of tasks", hint="pass -n N")
+        quotas = allocate(n, self.mix)
+        max_slots = 3 * n + 4
+        self.progress.round_started(0, None)  # the number of proposals depends on how many pass
+        start = 0
+        while start < max_slots:
+            # A batch's plan depends only on units before it, so a resumed run plans it identically.
+            admitted: dict[str, int] = {d: 0 for d in quotas}
+            for u in self.db.units(round=0):
+                if u.slot < start and u.outcome == "admitted":
+                    admitted[u.domain] += 1
+            deficit = {d: quotas[d] - admitted[d] for d in quotas}
+            batch: list[Unit] = []
+            while len(batch) < self.config.batch and start + len(batch) < max_slots and max(deficit.values(), default=0) > 0:
+                domain = min(deficit, key=lambda d: (-deficit[d], d))
+                deficit[domain] -= 1
+                batch.append(self._unit(0, start + len(batch), parents=[], domain=domain))
+            if not batch:
+                break
+            await self._run_batch(batch)
+            start += len(batch)
+        summary = round_summary(self.db, 0)
+        self.db.set_metrics(0, summary.model_dump(mode="json"))
+        self.write_report()
+        return summary
+
+    def write_report(self) -> Path:
+        from ..report.html import write_report
+
+        return write_report(self.out, self.db, self.suite)
+
+    # -- planning ---------------------------------------------------------------------------
+    def _plan_round(self, r: int) -> list[Unit]:
+        replacements = sum(1 for x in self.db.reviews(round=r - 1) if x.verdict == "left") if r > 0 else 0
+        parents = [u for u in self.db.units(round=r - 1) if self.db.rollouts(key=u.key, phase="calibration")] if r > 0 else []
+        return [self._unit(r, s, parents) for s in range(self.config.per_round + replacements)]
+
+    def _unit(self, r: int, s: int, parents: list[UnitRecord], domain: str | None = None) -> Unit:
+        rng = random.Random(f"autoenvscaling-flywheel:{self.config.seed}:{r}:{s}")
+        seed = rng.randrange(1, 2**31)
+        kind = weighted(rng, self.config.proposers)
+        if parents:
+            parent = parents[s % len(parents)]
+            rows = self.db.rollouts(key=parent.key, phase="calibration")
+            parent_task = self.db.task(parent.key)
+            assert parent_task is not None  # calibrated units always stored their task
+            assignment = from_summary(parent_task, summary_of([x.reward for x in rows], [x.failure for x in rows]),
+                                      domain=parent.domain, seed=seed, band=self.config.settings.calibration_band)
+            domain = parent.domain
+        else:
+            domain = domain or weighted(rng, self.mix)
+            families = self.domains[domain].families()
+            if not families:
+                raise UsageError(f"domain {domain!r} has no generator families", hint="remove it from --mix")
+            family = families[rng.randrange(len(families))].name
+            difficulty = rng.choice(DIFFICULTIES) if self.config.difficulty == "mixed" else self.config.difficulty
+            assignment = new_task(self.domains[domain], family, seed=seed, difficulty=difficulty)
+        return Unit(key=f"r{r:02d}-s{s:03d}", round=r, slot=s, seed=seed, domain=domain, proposer=kind,
+                    assignment=assignment)
+
+    # -- the pool -----------------------------------------------------------------------------
+    def _pool_before(self, r: int, s: int) -> list[Task]:
+        """Tasks admitted before unit (r, s) and still in the pool, from the run database (never from
+        the suite's current contents, which may already hold this very unit after a crash)."""
+        left = {x.key for x in self.db.reviews() if x.round < r and x.verdict == "left"}
+        keys = [u.key for u in self.db.units() if u.outcome == "admitted" and (u.round, u.slot) < (r, s)
+                and u.key not in left]
+        return [self._recorded_task(k) for k in keys]
+
+    def _recorded_task(self, key: str) -> Task:
+        """A unit's task as the run database holds it: the same whether or not a crash already took
+        it out of the suite."""
+        if key not in self._tasks:
+            task = self.db.task(key)
+            assert task is not None, f"unit {key} was admitted without its task"
+            self._tasks[key] = task
+        return self._tasks[key]
+
+    # -- phase A and B ----------------------------------------------------------------------
+    async def _run_batch(self, units: list[Unit]) -> None:
+        todo = [u for u in units if not self.db.done(u.key)]
+        if not todo:
+            return
+        # Proposers that check their work compare against the pool as it was when the batch began.
+        self.validator.suite_tasks = self._pool_before(todo[0].round, todo[0].slot)
+        self.progress.status(f"proposing and validating {len(todo)} task(s)")
+        jobs = [Job(key=u.key, fn=self._phase_a, args=(u,)) for u in todo]
+        done: dict[str, Candidate] = {}
+        async for result in self.executor.map(jobs):
+            unit = next(u for u in todo if u.key == result.key)
+            if not result.ok:
+                # A bug (in a generator, a gate, ...) is data for this unit, never the end of the run;
+                # its traceback goes to errors.log beside the suite.
+                with open(self.out / ERRORS_LOG, "a", encoding="utf-8") as log:
+                    log.write(f"--- {unit.key} ({unit.domain}, {unit.proposer})\n{result.details or result.error}\n")
+            done[unit.key] = result.value if result.ok else Candidate(
+                unit, Proposal(task=None, kind=unit.proposer, infrastructure_failure=True,
+                               error=f"crashed: {result.error} (traceback in {ERRORS_LOG})"))
+        for unit in todo:  # phase B in slot order
+            await self._phase_b(done[unit.key])
+
+    async def _phase_a(self, unit: Unit) -> Candidate:
+        proposer = self.proposers[unit.proposer]
+        proposal = await proposer.propose(unit.assignment, domain=self.domains[unit.domain], seed=unit.seed)
+        if proposal.task is None:
+            return Candidate(unit, proposal)
+        family = proposal.task.provenance.family or unit.proposer
+        task = proposal.task.renamed(f"{unit.domain}-{family}-r{unit.round}-s{unit.slot}").with_provenance(
+            round=unit.round, domain=unit.domain)
+        ctx = self.validator.context(task)
+        report = await validate_task(task, lambda _: ctx, gates=self.gates_a, label=unit.key)
+        return Candidate(unit, proposal, task, ctx, report)
+
+    async def _phase_b(self, cand: Candidate) -> None:
+        unit, task = cand.unit, cand.task
+        calibration: Calibration | None = None
+        report = cand.report
+        if task is not None and report is not None and cand.ctx is not None:
+            if report.valid:
+                self.progress.status(f"{unit.key}: near-duplicates and calibration")
+                report = await self._gates_b(unit, task, cand.ctx, report)
+                calibration = cand.ctx.scratch.get(SCRATCH_KEY)
+            self.host.announce_task_validated(report)
+        outcome = outcome_of(cand.proposal, report)
+        name = task.name if task is not None else None
+        if outcome == "admitted":
+            assert task is not None
+            name = self.suite.add(task, report, key=unit.key).record.name
+        proposal = cand.proposal
+        record = UnitRecord(
+            key=unit.key, round=unit.round, slot=unit.slot, seed=unit.seed, domain=unit.domain, proposer=unit.proposer,
+            model=proposal.model, direction=unit.assignment.direction, parent=unit.assignment.parent, task_name=name,
+            digest=task.digest() if task is not None else None, outcome=outcome,
+            reason=(report.reason if report is not None else proposal.error), tokens_in=proposal.tokens_in,
+            tokens_out=proposal.tokens_out, cost_usd=proposal.cost_usd, attempts=proposal.attempts,
+            revisions=proposal.revisions, seconds=proposal.seconds + (report.seconds if report else 0.0),
+            report=report.to_json() if report is not None else None)
+        rows = _rollout_rows(unit.key, "calibration", unit.round, unit.domain, name or "", calibration)
+        self.db.record_unit(record, task, rows)
+        self.progress.unit_done(unit, outcome)
+
+    async def _gates_b(self, unit: Unit, task: Task, ctx: GateContext, report: ValidationReport) -> ValidationReport:
+        """Near-duplicates against exactly the pool before this unit, then calibration, reusing the
+        phase A context (its build and scratch); the verdicts join the phase A report."""
+        ctx.suite_tasks = self._pool_before(unit.round, unit.slot)
+        later = await validate_task(task, lambda _: ctx, gates=self.gates_b, label=unit.key)
+        return report.model_copy(update={
+            "status": later.status, "reason": report.reason if later.valid else later.reason,
+            "gates": [*report.gates, *later.gates], "seconds": report.seconds + later.seconds})
+
+    async def _check(self, task: Task) -> ValidationReport:
+        """The checker proposers get: gates 1-8 (no solver), on the pool as the batch began."""
+        ctx = self.validator.context(task)
+        gates = [g for g in self.validator.gates if g.name != "calibration"]
+        return await validate_task(task, lambda _: ctx, gates=gates)
+
+    # -- pool review ------------------------------------------------------------------------
+    async def _review(self, r: int) -> None:
+        left = {x.key for x in self.db.reviews() if x.round < r and x.verdict == "left"}
+        pool = [u for u in self.db.units() if u.outcome == "admitted" and u.round < r and u.key not in left]
+        if pool:
+            self.progress.status(f"round {r}: the solver reruns {len(pool)} pool task(s)")
+        gate = CalibrationGate()
+        for unit in pool:
+            if self.db.reviewed(r, unit.key):
+                continue
+            assert unit.task_name is not None
+            task = self._recorded_task(unit.key)
+            calibration = await gate.measure(task, self.validator.context(task), salt=f"review-{r}")
+            status = calibration.gate.status
+            verdict = "left" if status == "fail" else "stays" if status == "pass" else "unmeasured"
+            if verdict == "left":
+                self.suite.remove(unit.task_name)  # idempotent: False when a crash already removed it
+            rows = _rollout_rows(unit.key, f"review-{r}", r, unit.domain, unit.task_name, calibration)
+            self.db.record_review(ReviewRecord(round=r, key=unit.key, task_name=unit.task_name, mean=calibration.mean,
+                                               verdict=verdict, reason=calibration.gate.reason), rows)
+
+
+def outcome_of(proposal: Proposal, report: ValidationReport | None) -> str:
+    """The metrics outcome of one proposal (see flywheel/metrics.py)."""
+    if proposal.refused:
+        return "refused"
+    if proposal.infrastructure_failure:
+        return "infrastructure"
+    if proposal.task is None or report is None:
+        return "failed_validation"  # the model produced nothing usable: its own, scored failure
+    if report.valid:
+        return "admitted"
+    failing = next((g for g in report.gates if not g.passed), None)
+    if failing is None:
+        return "failed_validation"  # e.g. the task could not be read
+    if failing.name == "calibration":
+        return "failed_calibration" if failing.status == "fail" else "infrastructure"
+    return "infrastructure" if failing.status == "error" else "failed_validation"
+
+
+def _rollout_rows(key: str, phase: str, round: int, domain: str, task_name: str,
+                  calibration: Calibration | None) -> list[RolloutRow]:
+    if calibration is None:
+        return []
+    return [RolloutRow(key=key, phase=phase, idx=i, round=round, domain=domain, task_name=task_name,
+                       reward=r.reward if usable(r) else None, status=r.status,
+                       stop_reason=r.trajectory.stop_reason if r.trajectory else None,
+                       failure=failure_of(r) if usable(r) else None, seconds=r.seconds)
+            for i, r in enumerate(calibration.results)]

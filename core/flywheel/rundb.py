@@ -1,0 +1,247 @@
+"""The run database: ``<out>/run.sqlite`` beside the suite, recording every finished unit of work.
+
+Tables: proposals, validations (the admission report of each proposal that reached the gates),
+rollouts (calibration and pool-review attempts), reviews, metrics (per round) and meta (the run's
+configuration). A unit is one proposal slot (propose, validate, calibrate, admit) or one pool review
+of a task. A unit's rows are written in one transaction after its effects on the suite are made, so
+after a SIGKILL a unit is either recorded in full or not at all; an unrecorded unit is recomputed on
+``--resume`` (deterministic from its key and seed), and the suite's keyed, idempotent ``add`` makes
+a repeated admission a no-op.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sqlite3
+import tarfile
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from pydantic import BaseModel, ConfigDict
+
+from ..errors import UsageError
+from ..sandbox.base import make_tar
+from ..tasks import Task, read_task, render_config
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS proposals (
+    key TEXT PRIMARY KEY, round INTEGER NOT NULL, slot INTEGER NOT NULL, seed INTEGER NOT NULL,
+    domain TEXT NOT NULL, proposer TEXT NOT NULL, model TEXT, direction TEXT, parent TEXT,
+    task_name TEXT, digest TEXT, outcome TEXT NOT NULL, reason TEXT,
+    tokens_in INTEGER NOT NULL DEFAULT 0, tokens_out INTEGER NOT NULL DEFAULT 0, cost_usd REAL,
+    attempts INTEGER NOT NULL DEFAULT 0, revisions INTEGER NOT NULL DEFAULT 0, seconds REAL NOT NULL DEFAULT 0,
+    task BLOB
+);
+CREATE TABLE IF NOT EXISTS validations (
+    key TEXT PRIMARY KEY, task_name TEXT NOT NULL, digest TEXT, status TEXT NOT NULL, reason TEXT NOT NULL,
+    seconds REAL NOT NULL DEFAULT 0, report TEXT NOT NULL          -- the ValidationReport as JSON (gates, evidence)
+);
+CREATE TABLE IF NOT EXISTS rollouts (
+    key TEXT NOT NULL, phase TEXT NOT NULL, idx INTEGER NOT NULL, round INTEGER NOT NULL,
+    domain TEXT NOT NULL, task_name TEXT NOT NULL, reward REAL, status TEXT NOT NULL,
+    stop_reason TEXT, failure TEXT, seconds REAL NOT NULL DEFAULT 0,
+    PRIMARY KEY (key, phase, idx)
+);
+CREATE TABLE IF NOT EXISTS reviews (
+    round INTEGER NOT NULL, key TEXT NOT NULL, task_name TEXT NOT NULL, mean REAL,
+    verdict TEXT NOT NULL, reason TEXT, PRIMARY KEY (round, key)
+);
+CREATE TABLE IF NOT EXISTS metrics (round INTEGER PRIMARY KEY, data TEXT NOT NULL);
+"""
+
+
+class UnitRecord(BaseModel):
+    """One finished proposal slot. ``outcome`` is a metrics Outcome; ``task_name`` is the name the
+    task has in the suite when admitted (the proposal's name otherwise)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: str
+    round: int
+    slot: int
+    seed: int
+    domain: str
+    proposer: str
+    model: str | None = None
+    direction: str | None = None
+    parent: str | None = None
+    task_name: str | None = None
+    digest: str | None = None
+    outcome: str
+    reason: str | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float | None = 0.0
+    attempts: int = 0
+    revisions: int = 0
+    seconds: float = 0.0
+    report: dict[str, Any] | None = None
+
+
+class RolloutRow(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    key: str
+    phase: str  # "calibration" or "review-<round>"
+    idx: int
+    round: int
+    domain: str
+    task_name: str
+    reward: float | None  # None: the rollout's infrastructure failed
+    status: str
+    stop_reason: str | None = None
+    failure: str | None = None
+    seconds: float = 0.0
+
+
+class ReviewRecord(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    round: int
+    key: str
+    task_name: str
+    mean: float | None
+    verdict: str  # "stays", "left" or "unmeasured"
+    reason: str | None = None
+
+
+def task_to_blob(task: Task) -> bytes:
+    """The task directory as a tar (kept for tasks that never reach the suite: they can still be
+    parents of the next round)."""
+    files: dict[str, bytes | tuple[bytes, bool]] = {"task.toml": (render_config(task).encode(), False)}
+    if task.instruction is not None:
+        files["instruction.md"] = (task.instruction.encode(), False)
+    files.update({p: (f.data, f.executable) for p, f in task.files.items()})
+    return make_tar(files)
+
+
+def task_from_blob(blob: bytes) -> Task:
+    with tempfile.TemporaryDirectory(prefix="aes-rundb-") as tmp:
+        with tarfile.open(fileobj=io.BytesIO(blob)) as tar:
+            tar.extractall(tmp, filter="data")
+        return read_task(tmp)
+
+
+class RunDB:
+    """Typed access to run.sqlite."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.db = sqlite3.connect(self.path, isolation_level=None, timeout=60.0)
+        self.db.row_factory = sqlite3.Row
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=FULL")
+        self.db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.db
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    # -- the run's identity -----------------------------------------------------------------
+    def bind_config(self, config: dict[str, Any], *, resume: bool) -> None:
+        """Record the run's configuration, or check that a resumed run uses the same one (a resume
+        with other settings would mix two runs in one suite)."""
+        text = json.dumps(config, sort_keys=True)
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()
+        if row is None:
+            with self.transaction() as db:
+                db.execute("INSERT INTO meta (key, value) VALUES ('config', ?)", (text,))
+            return
+        if not resume:
+            raise UsageError(f"{self.path.parent} already holds a run",
+                             hint="pass --resume to continue it, or choose another --out")
+        if row["value"] != text:
+            stored = json.loads(row["value"])
+            changed = sorted(k for k in set(stored) | set(config) if stored.get(k) != config.get(k))
+            raise UsageError(f"--resume with different settings ({', '.join(changed)}) than the run in {self.path.parent}",
+                             hint="resume with the original options, or start a new run in another --out")
+
+    def config(self) -> dict[str, Any]:
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()
+        return json.loads(row["value"]) if row else {}
+
+    # -- units ------------------------------------------------------------------------------
+    def done(self, key: str) -> bool:
+        return self.db.execute("SELECT 1 FROM proposals WHERE key = ?", (key,)).fetchone() is not None
+
+    def record_unit(self, unit: UnitRecord, task: Task | None, rollouts: list[RolloutRow]) -> None:
+        """The unit's proposal, its validation report and its rollouts, in one transaction."""
+        data = unit.model_dump(exclude={"report"})
+        data["task"] = task_to_blob(task) if task is not None else None
+        with self.transaction() as db:
+            _insert(db, "proposals", data)
+            if unit.report is not None:
+                report = unit.report
+                _insert(db, "validations", {"key": unit.key, "task_name": report.get("name") or unit.task_name or "",
+                                            "digest": report.get("digest"), "status": report["status"],
+                                            "reason": report.get("reason", ""), "seconds": report.get("seconds", 0.0),
+                                            "report": json.dumps(report)})
+            for r in rollouts:
+                _insert(db, "rollouts", r.model_dump())
+
+    def units(self, round: int | None = None) -> list[UnitRecord]:
+        sql = ("SELECT p.*, v.report AS report FROM proposals p LEFT JOIN validations v ON v.key = p.key"
+               + (" WHERE p.round = ?" if round is not None else "") + " ORDER BY p.round, p.slot")
+        out = []
+        for row in self.db.execute(sql, () if round is None else (round,)).fetchall():
+            data = {k: row[k] for k in row.keys() if k != "task"}
+            data["report"] = json.loads(data["report"]) if data["report"] else None
+            out.append(UnitRecord.model_validate(data))
+        return out
+
+    def task(self, key: str) -> Task | None:
+        row = self.db.execute("SELECT task FROM proposals WHERE key = ?", (key,)).fetchone()
+        return task_from_blob(row["task"]) if row is not None and row["task"] is not None else None
+
+    # -- rollouts and reviews ---------------------------------------------------------------
+    def rollouts(self, *, key: str | None = None, phase: str | None = None, round: int | None = None) -> list[RolloutRow]:
+        clauses, params = [], []
+        for column, value in (("key", key), ("phase", phase), ("round", round)):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                params.append(value)
+        where = " WHERE " + " AND ".join(clauses) if clauses else ""
+        sql = f"SELECT * FROM rollouts{where} ORDER BY round, key, phase, idx"
+        return [RolloutRow.model_validate(dict(row)) for row in self.db.execute(sql, params).fetchall()]
+
+    def reviewed(self, round: int, key: str) -> bool:
+        return self.db.execute("SELECT 1 FROM reviews WHERE round = ? AND key = ?", (round, key)).fetchone() is not None
+
+    def record_review(self, review: ReviewRecord, rollouts: list[RolloutRow]) -> None:
+        with self.transaction() as db:
+            _insert(db, "reviews", review.model_dump())
+            for r in rollouts:
+                _insert(db, "rollouts", r.model_dump())
+
+    def reviews(self, round: int | None = None) -> list[ReviewRecord]:
+        sql = "SELECT * FROM reviews" + (" WHERE round = ?" if round is not None else "") + " ORDER BY round, key"
+        return [ReviewRecord.model_validate(dict(row))
+                for row in self.db.execute(sql, () if round is None else (round,)).fetchall()]
+
+    # -- metrics ----------------------------------------------------------------------------
+    def set_metrics(self, round: int, data: dict[str, Any]) -> None:
+        with self.transaction() as db:
+            _insert(db, "metrics", {"round": round, "data": json.dumps(data)})
+
+    def metrics(self) -> dict[int, dict[str, Any]]:
+        return {row["round"]: json.loads(row["data"])
+                for row in self.db.execute("SELECT round, data FROM metrics ORDER BY round").fetchall()}
+
+
+def _insert(db: sqlite3.Connection, table: str, data: dict[str, Any]) -> None:
+    """INSERT OR REPLACE: recording a unit again (a recomputed unit) overwrites, never duplicates."""
+    db.execute(f"INSERT OR REPLACE INTO {table} ({', '.join(data)}) VALUES ({', '.join('?' * len(data))})",
+               tuple(data.values()))

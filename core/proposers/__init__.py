@@ -1,0 +1,1 @@
+"""Proposers: procedural, prompt, prompt+feedback and agentic builders of new environments."""

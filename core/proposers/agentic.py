@@ -1,0 +1,149 @@
+"""The agentic proposer: an LLM agent builds the task directory in its own terminal sandbox.
+
+The agent gets a workspace sandbox (a Debian root, no network) holding a skeleton task directory,
+the domain guide with the task contract, and worked examples. It edits files with ``bash``; its
+``check`` tool reads the task directory *out of* the sandbox (``get_archive``) and runs the
+admission gates here, on that copy, so nothing the agent does can change how it is judged. After
+at most 1 + ``max_revisions`` checks it calls ``finish``, and the final directory is read back the
+same way. This is the proposer kind that raised the valid-environment rate in the paper.
+"""
+
+from __future__ import annotations
+
+import io
+import tarfile
+import tempfile
+import time
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..agents.base import AgentLimits
+from ..agents.solver import ExtraTool, SolverAgent, prompt_text
+from ..domains.base import Domain
+from ..errors import AESError, TaskFormatError
+from ..gates.base import ValidationReport
+from ..llm.base import ToolSpec
+from ..tasks import Task, read_task
+from .base import Proposal, Proposer
+from .prompt import PROMPTS, describe_report, guide_and_contract, worked_example
+
+WORKSPACE = "/workspace"
+TASK_DIR = f"{WORKSPACE}/task"
+CHECK_TOOL = ToolSpec(name="check", description=(
+    "Run the admission checks on the task directory as it is now; returns the verdict and the evidence "
+    "of every failing check."))
+# The workspace is a plain Debian root: the agent needs a shell, coreutils and python3, nothing more.
+_WORKSPACE_TASK = Task.create("agentic-workspace", {"version": "1.0", "task": {"name": "agentic-workspace"}},
+                              None, {"environment/Dockerfile": f"FROM debian:bookworm-slim\nWORKDIR {WORKSPACE}\n"})
+
+
+def skeleton() -> dict[str, tuple[bytes, bool]]:
+    """The starting task directory (package data prompts/skeleton/), as ``{path: (bytes, executable)}``."""
+    with resources.as_file(resources.files(PROMPTS).joinpath("prompts", "skeleton")) as root:
+        return {p.relative_to(root).as_posix(): (p.read_bytes(), p.suffix == ".sh")
+                for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+async def read_back(sandbox: Any) -> Task:
+    """The task directory out of the sandbox, parsed like any task on disk (symlinks refused)."""
+    data = await sandbox.get_archive(TASK_DIR)
+    with tempfile.TemporaryDirectory(prefix="aes-agentic-") as tmp:
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            for member in tar.getmembers():
+                if not (member.isfile() or member.isdir()):
+                    kind = "symbolic links" if member.issym() else "links and special files"
+                    raise TaskFormatError(f"{member.name}: {kind} are not allowed in tasks", hint="write a regular file")
+            tar.extractall(tmp, filter="data")
+        root = Path(tmp) / Path(TASK_DIR).name
+        return read_task(root)
+
+
+class AgenticProposer(Proposer):
+    """An LLM agent with bash, ``check`` and ``finish`` builds the task in its own sandbox."""
+
+    name = "agentic"
+    needs_checker = True
+    needs_backend = True
+
+    def __init__(self, *, limits: AgentLimits | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.limits = limits or AgentLimits(max_turns=40, max_tokens=400_000, timeout_sec=1800.0,
+                                            command_timeout_sec=120.0, observation_chars=4000)
+
+    async def propose(self, assignment: Any, *, domain: Domain, seed: int) -> Proposal:
+        start = time.monotonic()
+        checks_allowed = 1 + self.max_revisions
+        state: dict[str, Any] = {"checks": 0, "task": None, "report": None}
+
+        async def check(_: dict[str, Any]) -> str:
+            if state["checks"] >= checks_allowed:
+                return f"No checks left (you had {checks_allowed}). Call finish() to hand in the task."
+            state["checks"] += 1
+            left = checks_allowed - state["checks"]
+            try:
+                task = await read_back(sandbox)
+            except AESError as exc:
+                return f"The task directory cannot be read: {exc.message}. Fix it ({left} check(s) left)."
+            report = await self.checker(task)  # type: ignore[misc]
+            state["task"], state["report"] = task, report
+            return _report_text(report, left)
+
+        try:
+            prepared = await self.backend.prepare(_WORKSPACE_TASK)
+            sandbox = await self.backend.create(_WORKSPACE_TASK, prepared)
+        except AESError as exc:
+            return Proposal(task=None, kind=self.name, model=self.model, infrastructure_failure=True,
+                            error=f"workspace sandbox: {exc.message}", seconds=time.monotonic() - start)
+        async with sandbox:
+            await sandbox.upload_files(_workspace_files(domain), WORKSPACE)
+            agent = SolverAgent(self.llm, temperature=self.temperature, max_tokens_per_turn=self.max_tokens, seed=seed)
+            user = prompt_text(PROMPTS, "agentic_user.md", workspace=WORKSPACE, assignment=assignment.text)
+            system = prompt_text(PROMPTS, "agentic_system.md", checks=checks_allowed)
+            trajectory = await agent.converse(sandbox, user, limits=self.limits, system=system,
+                                              extra_tools=[ExtraTool(CHECK_TOOL, check)])
+            final: Task | None
+            try:
+                final = await read_back(sandbox)
+                error = None
+            except AESError as exc:
+                final, error = None, f"the final task directory cannot be read: {exc.message}"
+        report: ValidationReport | None = state["report"]
+        if final is None or state["task"] is None or final.digest() != state["task"].digest():
+            report = None  # the agent changed the task after its last check: validate it afresh
+        cost = trajectory.cost_usd
+        if final is not None:
+            final = self.stamp(final, assignment, seed=seed, tokens_in=trajectory.tokens_in,
+                               tokens_out=trajectory.tokens_out, cost_usd=cost)
+        stop = trajectory.stop_reason
+        return Proposal(
+            task=final, kind=self.name, model=self.model, tokens_in=trajectory.tokens_in,
+            tokens_out=trajectory.tokens_out, cost_usd=cost, attempts=sum(1 for m in trajectory.messages
+                                                                          if m.get("role") == "assistant"),
+            revisions=max(0, state["checks"] - 1), refused=stop == "refused", infrastructure_failure=stop == "infrastructure",
+            error=error or (trajectory.error if stop in ("refused", "infrastructure") else None),
+            seconds=time.monotonic() - start, report=report, transcript=trajectory.messages,
+        )
+
+
+def _workspace_files(domain: Domain) -> dict[str, tuple[bytes, bool]]:
+    guide, contract = guide_and_contract(domain)
+    files: dict[str, tuple[bytes, bool]] = {
+        "GUIDE.md": (f"# {domain.name} domain guide\n\n{guide}\n\n# Task directory contract\n\n{contract}\n".encode(), False),
+        "examples/README.md": (("Worked examples, in the FILE-block format (one file per block):\n\n"
+                                + worked_example(domain)).encode(), False),
+    }
+    files.update({f"task/{p}": v for p, v in skeleton().items()})
+    return files
+
+
+def _report_text(report: ValidationReport, left: int) -> str:
+    gates = "\n".join(f"- {g.name}: {g.status}" + (f" ({g.reason})" if g.reason else "") for g in report.gates)
+    failing = f"Failing checks and their evidence:\n{describe_report(report)}\n\n"
+    if report.valid:
+        nxt = "The task passes. Call finish() to hand it in."
+    elif left > 0:
+        nxt = failing + f"Fix them, then call check() again ({left} check(s) left)."
+    else:
+        nxt = failing + "No checks left: fix what you can and call finish()."
+    return prompt_text(PROMPTS, "check_report.md", status=report.status, reason=report.reason, gates=gates, next=nxt)

@@ -1,0 +1,1 @@
+"""Static HTML reports of flywheel runs (inline SVG, no network)."""

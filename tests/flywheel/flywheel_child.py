@@ -1,0 +1,33 @@
+"""A flywheel run over the toy domain whose solver is the scripted server at BASE_URL: the process
+the SIGKILL test kills and resumes. Usage: python flywheel_child.py OUT BASE_URL"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from autoenvscaling.agents.base import AgentLimits
+from autoenvscaling.agents.solver import SolverAgent
+from autoenvscaling.flywheel.loop import Flywheel, FlywheelConfig
+from autoenvscaling.llm.openai_backend import OpenAIBackend
+from autoenvscaling.plugins import create_host
+from autoenvscaling.sandbox.bwrap import BwrapBackend
+from autoenvscaling.testing import toy
+
+CONFIG = FlywheelConfig(seed=3, rounds=3, per_round=3, batch=2)
+
+
+async def main(out: str, base_url: str) -> None:
+    llm = OpenAIBackend(base_url, None, "scripted-solver", max_retries=0)
+    solver = SolverAgent(llm, limits=AgentLimits(max_turns=3, timeout_sec=60))
+    fw = Flywheel(CONFIG, out, host=create_host(entrypoints=False, plugins=[toy]), backend=BwrapBackend(),
+                  solver=solver, resume=True)
+    try:
+        await fw.run()
+    finally:
+        fw.close()
+        await llm.aclose()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1], sys.argv[2]))
