@@ -103,7 +103,7 @@ def render_config(task: Task) -> str:
     import tomlkit
 
     doc = tomlkit.parse(original) if original is not None else tomlkit.document()
-    _merge_into(doc, task.config.to_dict())
+    _merge_into(doc, _without_none(task.config.to_dict()))
     return tomlkit.dumps(doc)
 
 
@@ -134,6 +134,15 @@ def _merge_into(container: Any, data: dict[str, Any]) -> None:
                 container[key] = aot
             else:
                 container[key] = value
+
+
+def _without_none(value: Any) -> Any:
+    """TOML has no null: drop None values at any depth (a missing key reads back as None anyway)."""
+    if isinstance(value, dict):
+        return {k: _without_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_none(v) for v in value if v is not None]
+    return value
 
 
 def _unwrap(value: Any) -> Any:
