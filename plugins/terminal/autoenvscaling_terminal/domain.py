@@ -1,0 +1,87 @@
+"""``TerminalDomain``: the terminal domain's generators, variation operators and proposer kit."""
+
+from __future__ import annotations
+
+import random
+
+from autoenvscaling.domains.base import DIFFICULTIES, DIRECTIONS, Domain, Family, ProposerKit
+from autoenvscaling.errors import UsageError
+from autoenvscaling.tasks import Task
+
+from .families import CATALOG, load
+from .families.base import LEVELS, MAX_LEVEL, MIN_LEVEL
+
+
+class TerminalDomain(Domain):
+    """Shell tasks in a Debian sandbox: files, logs, data, text, scripts, archives, SQLite, git,
+    configuration, cron schedules and processes. Twelve procedural families, no LLM."""
+
+    name = "terminal"
+    description = "procedural shell tasks (files, logs, data, text, scripts, archives, SQLite, git, config, cron, processes)"
+    sandbox_backend = "bwrap"
+
+    def families(self) -> list[Family]:
+        return [Family(name=f.name, description=f.description, skills=list(f.skills)) for f in CATALOG.values()]
+
+    def kinds(self, family: str) -> list[str]:
+        """The task types of ``family`` (a generator picks one per seed unless told)."""
+        return [k.name for k in self._module(family).KINDS]
+
+    def generate(self, family: str, *, seed: int, difficulty: str = "medium", kind: str | None = None,
+                 reward_mode: str = "fraction") -> Task:
+        """A task of ``family``; the same (family, seed, difficulty, kind) always gives the same task.
+        ``reward_mode`` "binary" rewards 1 only when every check passes (default: fraction passed)."""
+        if difficulty not in LEVELS:
+            raise UsageError(f"unknown difficulty {difficulty!r}", hint=f"use one of {', '.join(DIFFICULTIES)}")
+        return self.generate_level(family, seed=seed, level=LEVELS[difficulty], kind=kind, reward_mode=reward_mode)
+
+    def generate_level(self, family: str, *, seed: int, level: int, kind: str | None = None,
+                       reward_mode: str = "fraction") -> Task:
+        """Like ``generate`` with a numeric level (easy 1, medium 2, hard 3; 0 to 6 reachable by variation)."""
+        from .render import REWARD_MODES, render
+
+        if not MIN_LEVEL <= level <= MAX_LEVEL:
+            raise UsageError(f"level {level} is out of range", hint=f"use {MIN_LEVEL}..{MAX_LEVEL}")
+        if reward_mode not in REWARD_MODES:
+            raise UsageError(f"unknown reward mode {reward_mode!r}", hint="use 'fraction' or 'binary'")
+        module = self._module(family)
+        if kind is not None and kind not in [k.name for k in module.KINDS]:
+            raise UsageError(f"family {family} has no kind {kind!r}", hint=f"kinds: {', '.join(self.kinds(family))}")
+        # A string seed is hashed with SHA-512 by random.Random: stable across runs and machines.
+        rng = random.Random(f"autoenvscaling-terminal/{family}/{seed}/{level}")
+        draft = module.build(rng, level, kind)
+        return render(family, draft, seed=seed, level=level, reward_mode=reward_mode)
+
+    def vary(self, parent: Task, *, direction: str, seed: int) -> Task:
+        """A child one level simpler or harder (same family and kind: measurably less or more data and
+        steps), or a task of the neighbouring family at the same level ("different")."""
+        if direction not in DIRECTIONS:
+            raise UsageError(f"unknown direction {direction!r}", hint=f"use one of {', '.join(DIRECTIONS)}")
+        prov = parent.provenance
+        params = prov.parameters
+        if prov.domain != self.name or prov.family not in CATALOG or "level" not in params:
+            return super().vary(parent, direction=direction, seed=seed)
+        level, kind, family = int(params["level"]), params.get("kind"), prov.family
+        mode = params.get("reward_mode", "fraction")
+        if direction == "different":
+            family, kind = CATALOG[family].neighbour, None
+        else:
+            level += 1 if direction == "harder" else -1
+            if not MIN_LEVEL <= level <= MAX_LEVEL:
+                raise UsageError(f"{parent.name} is already the {'hardest' if direction == 'harder' else 'simplest'} variant",
+                                 hint="vary it with direction='different'")
+        child = self.generate_level(family, seed=seed, level=level, kind=kind, reward_mode=mode)
+        return child.with_provenance(parent=parent.name, direction=direction)
+
+    def kit(self) -> ProposerKit:
+        from .proposer_kit import proposer_kit
+
+        return proposer_kit()
+
+    @staticmethod
+    def _module(family: str):  # noqa: ANN205 - a generator module
+        try:
+            return load(family)
+        except KeyError:
+            raise UsageError(f"unknown terminal family {family!r}", hint=f"families: {', '.join(CATALOG)}") from None
+

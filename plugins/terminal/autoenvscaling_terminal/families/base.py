@@ -1,0 +1,125 @@
+"""What a family generator produces, and the helpers every generator shares.
+
+A generator is a pure function of ``(random.Random(seed), level)``: no global randomness, no clock,
+no filesystem. It returns a ``Draft`` (the instruction, the files the environment starts with, the
+hidden ground truth, which checks to run, the reference solution); ``render.py`` turns a draft into a
+Harbor task. Difficulty is an integer *level* (easy 1, medium 2, hard 3; variation may go from 0 to
+``MAX_LEVEL``) so that "harder than hard" still means more data or more steps.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+LEVELS = {"easy": 1, "medium": 2, "hard": 3}
+MIN_LEVEL, MAX_LEVEL = 0, 6
+
+
+def label_of(level: int) -> str:
+    """The difficulty label of a level: 0-1 easy, 2 medium, 3 and above hard."""
+    return "easy" if level <= 1 else "medium" if level == 2 else "hard"
+
+
+def grow(level: int, base: int, factor: float) -> int:
+    """A size that grows geometrically with the level (level 1 gives ``base``)."""
+    return max(1, round(base * factor ** (level - 1)))
+
+
+@dataclass
+class Draft:
+    """A generated task before rendering. Paths in ``files`` are relative to /app (the workdir)."""
+
+    kind: str
+    instruction: str
+    files: dict[str, bytes]
+    truth: dict[str, Any]
+    checks: list[str]
+    solution: str
+    parameters: dict[str, Any]
+    tags: list[str] = field(default_factory=list)
+    #: files under /app that must stay byte-identical (None: every file in ``files``)
+    guard: list[str] | None = None
+    #: files (relative to /app) that need the executable bit in the image
+    executables: set[str] = field(default_factory=set)
+    #: bash run once at build time in /app (builds a git repo or a database); never seen by the agent
+    setup: str | None = None
+    setup_files: dict[str, bytes] = field(default_factory=dict)
+    #: generator modules (under families/) whose source is pasted into the test file, so checks
+    #: and ground truth share one implementation without the verifier importing this package
+    inline: list[str] = field(default_factory=list)
+    agent_timeout_sec: float = 900.0
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One task type of a family. ``min_level`` keeps multi-step kinds out of the easiest levels."""
+
+    name: str
+    build: Callable[[random.Random, int], Draft]
+    min_level: int = 0
+
+
+def choose_kind(kinds: Sequence[Kind], rng: random.Random, level: int, kind: str | None) -> Kind:
+    """The requested kind, or one drawn among those allowed at ``level``."""
+    if kind is not None:
+        for k in kinds:
+            if k.name == kind:
+                return k
+        raise KeyError(kind)
+    allowed = [k for k in kinds if k.min_level <= level] or list(kinds)
+    return rng.choice(allowed)
+
+
+class Wording:
+    """Randomised phrasing: every choice goes through the generator's own ``random.Random``."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+
+    def pick(self, options: Sequence[str], **values: Any) -> str:
+        return self.rng.choice(list(options)).format(**values)
+
+    def compose(self, *, intro: Sequence[str], ask: str, details: Sequence[str], notes: Sequence[str] = (),
+                shuffle_details: bool = True, first: Sequence[str] = ()) -> str:
+        """A full instruction in one of several layouts: prose, a bulleted or numbered list, or
+        headed sections. ``details`` are complete sentences; their order is shuffled unless the
+        order matters (``shuffle_details=False``). ``first`` items (the definition the rest builds
+        on) always lead."""
+        rng = self.rng
+        items = list(details)
+        if shuffle_details:
+            rng.shuffle(items)
+        items = list(first) + items
+        notes = [n for n in notes if n]
+        intro_text = " ".join(s for s in intro if s)
+        layout = rng.choice(["prose", "bullets", "numbered", "sections"])
+        parts: list[str] = []
+        if layout == "prose":
+            parts.append(" ".join(x for x in [intro_text, ask] if x))
+            parts.append(" ".join(items))
+            if notes:
+                parts.append(" ".join(notes))
+        elif layout == "bullets":
+            parts.append(" ".join(x for x in [intro_text, ask] if x))
+            lead = rng.choice(["Requirements:", "Details:", "What I need:", "Specifically:", "Please make sure that:"])
+            parts.append(lead + "\n" + "\n".join(f"- {item}" for item in items))
+            if notes:
+                parts.append(" ".join(notes))
+        elif layout == "numbered":
+            if intro_text:
+                parts.append(intro_text)
+            parts.append(ask)
+            parts.append("\n".join(f"{i}. {item}" for i, item in enumerate(items, 1)))
+            if notes:
+                parts.append(rng.choice(["Notes:", "Keep in mind:", "Also:"]) + " " + " ".join(notes))
+        else:
+            heads = rng.choice([("## Context", "## Task", "## Requirements"), ("## Background", "## Goal", "## Acceptance criteria"),
+                                ("### Situation", "### What to do", "### Rules")])
+            if intro_text:
+                parts.append(f"{heads[0]}\n\n{intro_text}")
+            parts.append(f"{heads[1]}\n\n{ask}")
+            body = "\n".join(f"- {item}" for item in items + list(notes))
+            parts.append(f"{heads[2]}\n\n{body}")
+        return "\n\n".join(p.strip() for p in parts if p.strip()) + "\n"

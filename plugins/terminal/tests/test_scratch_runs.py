@@ -1,0 +1,69 @@
+"""Oracle and null attempts on scratch copies (see scratch.py): the reference solution scores 1 and
+doing nothing scores exactly 0, for every kind of every family; a partial solution gets partial
+credit, and 0 in binary mode. Real admission through the bwrap backend is in test_admission.py."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from autoenvscaling_terminal.families import CATALOG
+from helpers import domain
+from scratch import Scratch, oracle_and_nop
+
+KINDS = [(f, k) for f in CATALOG for k in domain().kinds(f)]
+
+pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+
+
+@pytest.mark.parametrize("family,kind", KINDS)
+def test_oracle_scores_one_and_nop_zero(family, kind, tmp_path):
+    task = domain().generate(family, seed=21, difficulty="medium", kind=kind)
+    (oracle, details, out), (nop, nop_details, nop_out), solve_out = oracle_and_nop(task, tmp_path)
+    assert oracle == 1.0, f"oracle {oracle} {details}\n{solve_out[-1500:]}\n{out[-3000:]}"
+    assert nop == 0.0, f"nop {nop} {nop_details}\n{nop_out[-2000:]}"
+    assert all(v == 1 for v in details.values()) and details.get("test_initial_inputs_intact") == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", list(CATALOG))
+def test_oracle_and_nop_at_every_level(family, tmp_path):
+    for kind in domain().kinds(family):
+        for level in range(0, 6):
+            task = domain().generate_level(family, seed=100 + level, level=level, kind=kind)
+            root = tmp_path / task.name
+            (oracle, details, out), (nop, _, _), _ = oracle_and_nop(task, root)
+            assert (oracle, nop) == (1.0, 0.0), f"{task.name}: oracle {oracle} nop {nop} {details}"
+            shutil.rmtree(root)
+
+
+PARTIAL = """mkdir -p "$(dirname {out})"
+{{ echo 'service,errors'; echo 'nobody,1'; }} > {out}
+"""
+
+
+@pytest.mark.parametrize("mode,expected", [("fraction", 0.5), ("binary", 0.0)])
+def test_partial_solution_gets_partial_credit(mode, expected, tmp_path):
+    """A report with the right header but wrong rows passes one of two checks."""
+    task = domain().generate("log_analysis", seed=4, difficulty="easy", kind="app_errors", reward_mode=mode)
+    import ast
+
+    truth = ast.literal_eval(next(n for n in ast.parse(task.files["tests/test_outputs.py"].text).body if isinstance(n, ast.Assign)).value)
+    scratch = Scratch(task, tmp_path)
+    scratch.build()
+    assert scratch.exec(PARTIAL.format(out=f"/app/{truth['csv']}")).returncode == 0
+    reward, details, _ = scratch.verify()
+    assert details["test_errors_csv_header"] == 1 and details["test_errors_csv_rows"] == 0
+    assert reward == expected
+
+
+def test_destroying_the_inputs_scores_zero(tmp_path):
+    """The oracle's result is worthless if the agent also damaged its inputs: the guard zeroes it."""
+    task = domain().generate("log_analysis", seed=4, difficulty="medium", kind="access_report")
+    scratch = Scratch(task, tmp_path)
+    scratch.build()
+    scratch.run_oracle()
+    assert scratch.exec("echo tampered >> /app/logs/access.log").returncode == 0
+    reward, details, _ = scratch.verify()
+    assert details["test_initial_inputs_intact"] == 0 and reward == 0.0
