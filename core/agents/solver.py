@@ -3,10 +3,15 @@
 The loop is deliberately small: the instruction goes in; the model answers with tool calls
 ``bash(command)`` and ``finish()``; each command runs in the sandbox and its output (head and tail
 kept, the middle cut with a marker) goes back. Models without tool calling answer with one fenced
-```bash block per reply and a line ``FINISH`` (or ``finish()``) when done. Limits on turns, tokens
-and wall time end the attempt with a ``stop_reason``; everything (actions with outputs, the message
-list, tokens, cost) is recorded in the trajectory, because the flywheel's assignments and the
-trainer read it.
+```bash block per reply and a line ``FINISH`` (or ``finish()``) when done (text_protocol.py); they get
+a compact system prompt and one worked exchange, since small models copy an example far better than
+they follow a description. Limits on turns, tokens and wall time end the attempt with a
+``stop_reason``; everything (actions with outputs, the message list, tokens, cost) is recorded in the
+trajectory, because the flywheel's assignments and the trainer read it.
+
+Defaults depend on the model (``SolverProfile``): a local CPU model (the embedded 135M SmolLM2) gets
+the fenced-block protocol and a small budget sized so a default flywheel run ends in minutes; a
+served model gets tool calls and a working budget.
 
 The same loop, with extra tools, drives the agentic proposer (``converse``).
 """
@@ -16,18 +21,20 @@ from __future__ import annotations
 import asyncio
 import copy
 import os
-import re
 import time
 from dataclasses import dataclass, field
 from importlib import resources
 from string import Template
 from typing import Any, Awaitable, Callable, Sequence
 
+from pydantic import BaseModel, ConfigDict
+
 from ..llm.base import ChatMessage, ChatResponse, LLMBackend, ToolCall, ToolSpec
 from ..llm.errors import LLMError, LLMRefusal
 from ..sandbox.base import ExecResult, Sandbox
 from ..tasks import StepConfig, Task
 from .base import Action, Agent, AgentLimits, Trajectory
+from .text_protocol import example_messages, parse_text_reply
 
 BASH_TOOL = ToolSpec(
     name="bash",
@@ -37,9 +44,6 @@ BASH_TOOL = ToolSpec(
 )
 FINISH_TOOL = ToolSpec(name="finish", description="Say that the task is complete. Ends your turn for good.")
 
-# A fenced block of shell (```bash, ```sh, ```shell or a bare ```), and a line that says FINISH.
-_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*(?:bash|sh|shell|console)?[ \t]*\n(.*?)^[ \t]*\1[ \t]*$", re.S | re.M)
-_FINISH = re.compile(r"^[ \t]*(?:FINISH|finish\(\))[ \t.!]*$", re.M)
 # Consecutive replies without anything runnable before the attempt ends with "error".
 MAX_MALFORMED_IN_A_ROW = 3
 # Environment variables that point the default solver at an OpenAI-compatible server.
@@ -75,13 +79,37 @@ def observation(result: ExecResult, limit: int) -> str:
     return f"[{status}]\n{truncate_middle(output, limit)}" if output else f"[{status}] (no output)"
 
 
-def parse_text_reply(text: str) -> tuple[str | None, bool]:
-    """(the first fenced shell block, whether the reply says FINISH) of a reply without tool calls.
-    The FINISH line is only looked for outside the fenced block."""
-    match = _FENCE.search(text)
-    command = match.group(2).strip() if match else None
-    outside = _FENCE.sub("", text)
-    return (command or None), bool(_FINISH.search(outside))
+ROLLOUT_TEMPERATURE = 0.7
+"""What a rollout copy (``seeded``) samples at when the solver was given no temperature: above 0 so
+the rollouts of a group differ (a group of identical attempts teaches GRPO nothing)."""
+
+
+class SolverProfile(BaseModel):
+    """The defaults that suit one kind of model; a SolverAgent argument given explicitly wins.
+    ``limits`` None: the trial runner's limits apply."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tool_calling: bool
+    max_tokens_per_turn: int
+    limits: AgentLimits | None = None
+    rollout_concurrency: int | None = None
+
+
+# The embedded SmolLM2-135M decodes ~10-15 tokens/s on one busy core. Three turns of 64 tokens is
+# ~15-25 s per rollout: the default flywheel (4 proposals, 4-8 rollouts each, plus the pool review)
+# stays within 10 minutes on 2 cores, and an easy task's answer fits in a turn. One rollout at a time:
+# the model answers one request at a time, and a queued rollout would spend its wall-clock limit waiting.
+LOCAL_PROFILE = SolverProfile(
+    tool_calling=False, max_tokens_per_turn=64, rollout_concurrency=1,
+    limits=AgentLimits(max_turns=3, max_tokens=6_000, timeout_sec=180, command_timeout_sec=20, observation_chars=1200),
+)
+SERVED_PROFILE = SolverProfile(tool_calling=True, max_tokens_per_turn=1024)
+
+
+def solver_profile(llm: LLMBackend) -> SolverProfile:
+    """LOCAL_PROFILE for a model decoded in this process (transformers), else SERVED_PROFILE."""
+    return LOCAL_PROFILE if getattr(llm, "name", None) == "transformers" else SERVED_PROFILE
 
 
 @dataclass(frozen=True)
@@ -127,25 +155,29 @@ class SolverAgent(Agent):
 
     ``llm``: any LLMBackend; without one, the solver uses the server named by
     AUTOENVSCALING_SOLVER_BASE_URL/AUTOENVSCALING_SOLVER_MODEL, else the embedded SmolLM2.
-    ``tool_calling=False`` never offers tools (fenced-block protocol only). ``temperature`` above 0
-    with a ``seed`` makes rollouts differ from each other yet repeat exactly (see ``seeded``).
-    ``limits``, when given, are the solver's own and replace those of the trial runner (which also
-    runs the oracle, whose limits should not be the solver's). ``rollout_concurrency``: how many
-    rollouts may run at once (None: no limit); 1 suits a local model that answers one request at a
-    time, so that a rollout's wall-clock limit measures its own work rather than its queue.
+    Arguments left at None take the model's ``SolverProfile`` (``solver_profile``).
+    ``tool_calling=False`` never offers tools (fenced-block protocol only). ``temperature``: None
+    decodes greedily in a plain run and samples at ROLLOUT_TEMPERATURE in the copies ``seeded`` makes
+    for rollouts; a value applies to both. Sampling with a ``seed`` makes rollouts differ from each
+    other yet repeat exactly. ``limits``, when set (or set by the profile), are the solver's own and
+    replace those of the trial runner (which also runs the oracle, whose limits should not be the
+    solver's). ``rollout_concurrency``: how many rollouts may run at once (the served profile: no
+    limit); 1 suits a local model that answers one request at a time, so that a rollout's wall-clock
+    limit measures its own work rather than its queue.
     """
 
     name = "solver"
 
-    def __init__(self, llm: LLMBackend | None = None, *, tool_calling: bool = True, temperature: float = 0.0,
-                 max_tokens_per_turn: int = 512, seed: int | None = None, system_prompt: str | None = None,
-                 limits: AgentLimits | None = None, rollout_concurrency: int | None = None) -> None:
+    def __init__(self, llm: LLMBackend | None = None, *, tool_calling: bool | None = None,
+                 temperature: float | None = None, max_tokens_per_turn: int | None = None, seed: int | None = None,
+                 system_prompt: str | None = None, limits: AgentLimits | None = None,
+                 rollout_concurrency: int | None = None) -> None:
         self._llm = llm
-        self.rollout_concurrency = rollout_concurrency
-        self.limits = limits  # when set, replaces the limits the trial runner passes
-        self.tool_calling = tool_calling
+        self._rollout_concurrency = rollout_concurrency
+        self._limits = limits
+        self._tool_calling = tool_calling
         self.temperature = temperature
-        self.max_tokens_per_turn = max_tokens_per_turn
+        self._max_tokens_per_turn = max_tokens_per_turn
         self.seed = seed
         self.system_prompt = system_prompt
 
@@ -154,6 +186,27 @@ class SolverAgent(Agent):
         if self._llm is None:
             self._llm = default_solver_llm()
         return self._llm
+
+    @property
+    def profile(self) -> SolverProfile:
+        return solver_profile(self.llm)
+
+    @property
+    def tool_calling(self) -> bool:
+        return self.profile.tool_calling if self._tool_calling is None else self._tool_calling
+
+    @property
+    def max_tokens_per_turn(self) -> int:
+        return self.profile.max_tokens_per_turn if self._max_tokens_per_turn is None else self._max_tokens_per_turn
+
+    @property
+    def limits(self) -> AgentLimits | None:
+        """The solver's own limits (they replace the trial runner's), or None to take the runner's."""
+        return self.profile.limits if self._limits is None else self._limits
+
+    @property
+    def rollout_concurrency(self) -> int | None:
+        return self.profile.rollout_concurrency if self._rollout_concurrency is None else self._rollout_concurrency
 
     @property
     def model(self) -> str:
@@ -165,6 +218,8 @@ class SolverAgent(Agent):
         self._llm = self.llm  # resolve a default model now, so every copy shares the one backend
         twin = copy.copy(self)
         twin.seed = seed
+        if twin.temperature is None:
+            twin.temperature = ROLLOUT_TEMPERATURE
         return twin
 
     async def run(self, task: Task, sandbox: Sandbox, *, step: StepConfig | None = None,
@@ -175,17 +230,24 @@ class SolverAgent(Agent):
         limits = limits.model_copy(update={"timeout_sec": min(limits.timeout_sec, agent_cfg.timeout_sec)})
         user = prompt_text("autoenvscaling.agents", "solver_task.md", instruction=instruction.strip(),
                            workdir=sandbox.workdir)
-        return await self.converse(sandbox, user, limits=limits)
+        if self.tool_calling:
+            return await self.converse(sandbox, user, limits=limits)
+        system = self.system_prompt or prompt_text("autoenvscaling.agents", "solver_system_text.md")
+        return await self.converse(sandbox, user, limits=limits, system=system, examples=example_messages())
 
     async def converse(self, sandbox: Sandbox, user_text: str, *, limits: AgentLimits,
-                       system: str | None = None, extra_tools: Sequence[ExtraTool] = ()) -> Trajectory:
-        """Run the agent loop from one user message until it finishes or a limit ends it."""
+                       system: str | None = None, extra_tools: Sequence[ExtraTool] = (),
+                       examples: Sequence[ChatMessage] = ()) -> Trajectory:
+        """Run the agent loop from one user message until it finishes or a limit ends it.
+        ``examples``: turns shown between the system prompt and the user message (a worked example).
+        Extra tools need tool calls, so they are offered unless tool calling was switched off."""
         start = time.monotonic()
         system = system or self.system_prompt or prompt_text("autoenvscaling.agents", "solver_system.md")
-        messages = [ChatMessage.system(system), ChatMessage.user(user_text)]
+        messages = [ChatMessage.system(system), *examples, ChatMessage.user(user_text)]
         budget = _Budget(limits=limits, deadline=start + limits.timeout_sec)
         extras = {t.spec.name: t for t in extra_tools}
-        tools = [BASH_TOOL, FINISH_TOOL, *(t.spec for t in extra_tools)] if self.tool_calling else None
+        use_tools = self._tool_calling if self._tool_calling is not None else (self.tool_calling or bool(extras))
+        tools = [BASH_TOOL, FINISH_TOOL, *(t.spec for t in extra_tools)] if use_tools else None
         stop, error = await self._loop(sandbox, messages, tools, extras, budget)
         return Trajectory(
             agent=self.name, actions=budget.actions, messages=[m.model_dump(mode="json") for m in messages],
@@ -221,25 +283,28 @@ class SolverAgent(Agent):
             if response.refusal:
                 messages.append(ChatMessage.assistant(response.message.content))
                 return "refused", response.refusal
-            done = await self._act(sandbox, response.message, messages, extras, budget)
+            done = await self._act(sandbox, response.message, messages, extras, budget,
+                                   truncated=response.finish_reason == "length")
             if done is not None:
                 return done
 
     async def _chat(self, messages: list[ChatMessage], tools: list[ToolSpec] | None, budget: _Budget) -> ChatResponse:
         seed = None if self.seed is None else self.seed * 1000 + budget.turns
         max_tokens = max(1, min(self.max_tokens_per_turn, budget.remaining_tokens()))
-        return await self.llm.chat(list(messages), tools=tools, temperature=self.temperature,
+        return await self.llm.chat(list(messages), tools=tools, temperature=self.temperature or 0.0,
                                    max_tokens=max_tokens, seed=seed)
 
     def _malformed(self, messages: list[ChatMessage], budget: _Budget, problem: str) -> bool:
         """Tell the model what was wrong; False once too many replies in a row were unusable."""
         budget.malformed += 1
         # The nudge goes into the conversation even when it ends it: the record shows every problem.
-        messages.append(ChatMessage.user(prompt_text("autoenvscaling.agents", "solver_malformed.md", problem=problem)))
+        template = "solver_malformed.md" if self.tool_calling else "solver_malformed_text.md"
+        messages.append(ChatMessage.user(prompt_text("autoenvscaling.agents", template, problem=problem)))
         return budget.malformed < MAX_MALFORMED_IN_A_ROW
 
     async def _act(self, sandbox: Sandbox, reply: ChatMessage, messages: list[ChatMessage],
-                   extras: dict[str, ExtraTool], budget: _Budget) -> tuple[str, str | None] | None:
+                   extras: dict[str, ExtraTool], budget: _Budget, *,
+                   truncated: bool = False) -> tuple[str, str | None] | None:
         """Carry out one reply; a (stop_reason, error) pair ends the attempt."""
         if reply.tool_calls:
             messages.append(reply)
@@ -255,7 +320,7 @@ class SolverAgent(Agent):
                     return "timeout", None
             return ("finished", None) if finished else None
         messages.append(ChatMessage.assistant(reply.content))
-        command, finish = parse_text_reply(reply.content)
+        command, finish = parse_text_reply(reply.content, truncated=truncated)
         if command is None and not finish:
             problem = "an empty reply" if not reply.content.strip() else "no ```bash block and no FINISH line"
             if not self._malformed(messages, budget, problem):
