@@ -102,7 +102,7 @@ class SolverProfile(BaseModel):
 # the model answers one request at a time, and a queued rollout would spend its wall-clock limit waiting.
 LOCAL_PROFILE = SolverProfile(
     tool_calling=False, max_tokens_per_turn=64, rollout_concurrency=1,
-    limits=AgentLimits(max_turns=3, max_tokens=6_000, timeout_sec=180, command_timeout_sec=20, observation_chars=1200),
+    limits=AgentLimits(max_turns=2, max_tokens=6_000, timeout_sec=180, command_timeout_sec=20, observation_chars=1200),
 )
 SERVED_PROFILE = SolverProfile(tool_calling=True, max_tokens_per_turn=1024)
 

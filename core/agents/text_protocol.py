@@ -1,0 +1,110 @@
+"""The fenced-block protocol: how a model without tool calling tells the solver what to run.
+
+Small local models (the embedded SmolLM2-135M) cannot be trusted with tool-call JSON, so they
+answer in markdown: a fenced shell block holds the next command, a line with only FINISH ends the
+attempt. They follow that format loosely (other fence labels, a shell prompt before each command,
+a block cut off by the token limit, a comment-only block before the real one), so the parser
+accepts the variants that still say unambiguously "run this", and nothing else: prose, inline code
+and blocks in other languages are never run.
+
+The worked example that teaches the format is package data (``prompts/solver_example.md``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from importlib import resources
+
+from ..llm.base import ChatMessage
+
+# Fence labels that mean "shell"; a bare fence counts too (models often omit the label).
+SHELL_LABELS = frozenset({"", "bash", "sh", "shell", "zsh", "console", "terminal", "shell-session", "shellsession"})
+_OPEN = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+.-]*)[^`]*$")
+_PROMPT = re.compile(r"^[ \t]*\$ ")
+_FINISH = re.compile(r"^[ \t*_]*(?:FINISH|finish\(\))[ \t.!*_]*$", re.M)
+# Messages of the worked example carry this name, so a trainer can tell them from the rollout.
+EXAMPLE_NAME = "example"
+
+
+@dataclass(frozen=True)
+class _Block:
+    label: str
+    lines: list[str]
+    closed: bool
+
+
+def _split(text: str) -> tuple[list[_Block], list[str]]:
+    """(the fenced blocks in order, the lines outside every block)."""
+    blocks: list[_Block] = []
+    outside: list[str] = []
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        opened = _OPEN.match(lines[i])
+        if not opened:
+            outside.append(lines[i])
+            i += 1
+            continue
+        fence, label = opened.group(1), opened.group(2).lower()
+        close = re.compile(rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$")
+        body: list[str] = []
+        i += 1
+        while i < len(lines) and not close.match(lines[i]):
+            body.append(lines[i])
+            i += 1
+        blocks.append(_Block(label, body, closed=i < len(lines)))
+        i += 1  # past the closing fence
+    return blocks, outside
+
+
+def _runnable(lines: list[str], label: str) -> str | None:
+    """The command a shell block holds, or None when it holds nothing to run (blank or comments)."""
+    prompted = [line for line in lines if _PROMPT.match(line)]
+    if label in ("console", "terminal", "shell-session", "shellsession") and prompted:
+        lines = prompted  # a transcript: the lines after "$ " are commands, the rest is output
+    commands = [_PROMPT.sub("", line, count=1) for line in lines]
+    body = "\n".join(commands).strip("\n")
+    code = [line for line in body.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    return body if code else None
+
+
+def parse_text_reply(text: str, *, truncated: bool = False) -> tuple[str | None, bool]:
+    """(the command to run, whether the reply says FINISH) of a reply without tool calls.
+
+    The command is the first shell block that holds code; failing that, the ``$ cmd`` lines outside
+    any block. A block left open counts when the reply ended there; when the token limit cut the
+    reply (``truncated``) its last, possibly partial, line is dropped. FINISH is only looked for
+    outside the blocks, so a script that prints the word does not end the attempt.
+    """
+    blocks, outside = _split(text)
+    command = None
+    for block in blocks:
+        if block.label not in SHELL_LABELS:
+            continue
+        lines = block.lines[:-1] if truncated and not block.closed else block.lines
+        command = _runnable(lines, block.label)
+        if command is not None:
+            break
+    if command is None:
+        candidates = outside
+        if truncated and (not blocks or blocks[-1].closed):
+            candidates = outside[:-1]  # the reply ends outside a block: its last line may be cut
+        prompted = [line for line in candidates if _PROMPT.match(line)]
+        command = _runnable(prompted, "console") if prompted else None
+    return command, bool(_FINISH.search("\n".join(outside)))
+
+
+def example_messages(package: str = "autoenvscaling.agents", name: str = "solver_example.md") -> list[ChatMessage]:
+    """The worked example as conversation turns (``## user`` / ``## assistant`` sections of a
+    package data file). Small models copy a shown exchange far more reliably than they follow a
+    described format; the turns are named ``example`` so they stay distinguishable in a trajectory."""
+    text = resources.files(package).joinpath("prompts", name).read_text("utf-8")
+    messages: list[ChatMessage] = []
+    for section in re.split(r"^## ", text, flags=re.M)[1:]:
+        role, _, content = section.partition("\n")
+        role = role.strip()
+        if role not in ("user", "assistant"):
+            raise ValueError(f"{name}: a section must be '## user' or '## assistant', not {role!r}")
+        messages.append(ChatMessage(role=role, content=content.strip(), name=EXAMPLE_NAME))
+    return messages
