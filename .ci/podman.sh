@@ -64,7 +64,9 @@ else
   $SUDO mkdir -p "$(dirname "$SOCK")"
   $SUDO rm -f "$SOCK"  # a stale socket of a service that died
   say "starting podman system service on unix://$SOCK (log: $LOG)"
-  # setsid + nohup: the service outlives this script and the shell that called it.
+  # setsid + nohup: the service outlives this script and the shell that called it. cd /: conmon
+  # fails ("Failed to get working directory") once the caller's folder is deleted, e.g. a CI clone.
+  cd /
   $SUDO setsid nohup podman --runtime runc --cgroup-manager=cgroupfs --events-backend=file \
     system service --time=0 "unix://$SOCK" >"$LOG" 2>&1 < /dev/null &
   for _ in $(seq 1 150); do

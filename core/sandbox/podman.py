@@ -104,7 +104,8 @@ def podman_service(socket_path: str | Path | None = None, *, start_timeout: floa
     env = {**os.environ, "CONTAINERS_CONF": str(conf)}
     with open(log, "wb") as log_fh:
         proc = subprocess.Popen(podman_command(sock), stdout=log_fh, stderr=subprocess.STDOUT, env=env,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+                                stdin=subprocess.DEVNULL, start_new_session=True,
+                                cwd="/")  # conmon fails once the caller's folder is deleted
     try:
         deadline = time.monotonic() + start_timeout
         while not ping(url):
