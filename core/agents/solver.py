@@ -96,14 +96,15 @@ class SolverProfile(BaseModel):
     rollout_concurrency: int | None = None
 
 
-# The embedded SmolLM2-135M decodes ~10-15 tokens/s on one busy core. Three turns of 64 tokens is
-# ~15-25 s per rollout: the default flywheel (4 proposals, 4-8 rollouts each, plus the pool review)
-# stays within 10 minutes on 2 cores, and an easy task's answer fits in a turn. One rollout at a time:
-# the model answers one request at a time, and a queued rollout would spend its wall-clock limit waiting.
-LOCAL_PROFILE = SolverProfile(
-    tool_calling=False, max_tokens_per_turn=64, rollout_concurrency=1,
-    limits=AgentLimits(max_turns=2, max_tokens=6_000, timeout_sec=180, command_timeout_sec=20, observation_chars=1200),
-)
+# The embedded SmolLM2-135M decodes ~10-15 tokens/s on one busy core. Two turns of 64 tokens is
+# ~10 s per terminal rollout (measured: ~40 s per group of 4), so the default flywheel (4 proposals,
+# 4-8 rollouts each, plus the pool review) stays within 10 minutes on 2 cores. An easy task's answer
+# fits in one turn; the second lets the model react to an error (a third turn added no solves in
+# 40 measured toy rollouts and cost ~50% more time). One rollout at a time: the model answers one
+# request at a time, and a queued rollout would spend its wall-clock limit waiting.
+LOCAL_LIMITS = AgentLimits(max_turns=2, max_tokens=6_000, timeout_sec=180, command_timeout_sec=20,
+                           observation_chars=1200)
+LOCAL_PROFILE = SolverProfile(tool_calling=False, max_tokens_per_turn=64, rollout_concurrency=1, limits=LOCAL_LIMITS)
 SERVED_PROFILE = SolverProfile(tool_calling=True, max_tokens_per_turn=1024)
 
 
@@ -133,6 +134,7 @@ class _Budget:
     cost: float = 0.0
     unpriced: bool = False
     malformed: int = 0
+    tools_offered: bool = True
     actions: list[Action] = field(default_factory=list)
 
     def remaining_seconds(self) -> float:
@@ -244,10 +246,10 @@ class SolverAgent(Agent):
         start = time.monotonic()
         system = system or self.system_prompt or prompt_text("autoenvscaling.agents", "solver_system.md")
         messages = [ChatMessage.system(system), *examples, ChatMessage.user(user_text)]
-        budget = _Budget(limits=limits, deadline=start + limits.timeout_sec)
         extras = {t.spec.name: t for t in extra_tools}
         use_tools = self._tool_calling if self._tool_calling is not None else (self.tool_calling or bool(extras))
         tools = [BASH_TOOL, FINISH_TOOL, *(t.spec for t in extra_tools)] if use_tools else None
+        budget = _Budget(limits=limits, deadline=start + limits.timeout_sec, tools_offered=use_tools)
         stop, error = await self._loop(sandbox, messages, tools, extras, budget)
         return Trajectory(
             agent=self.name, actions=budget.actions, messages=[m.model_dump(mode="json") for m in messages],
@@ -298,7 +300,7 @@ class SolverAgent(Agent):
         """Tell the model what was wrong; False once too many replies in a row were unusable."""
         budget.malformed += 1
         # The nudge goes into the conversation even when it ends it: the record shows every problem.
-        template = "solver_malformed.md" if self.tool_calling else "solver_malformed_text.md"
+        template = "solver_malformed.md" if budget.tools_offered else "solver_malformed_text.md"
         messages.append(ChatMessage.user(prompt_text("autoenvscaling.agents", template, problem=problem)))
         return budget.malformed < MAX_MALFORMED_IN_A_ROW
 

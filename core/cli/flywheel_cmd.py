@@ -175,17 +175,16 @@ def _solver(llm: Any, *, local: bool, options: dict[str, Any]) -> Any:
     """The solver agent. A served model gets a working budget; a local CPU model (the embedded
     135M one by default) gets a small one, sized so the default run ends within minutes."""
     from ..agents.base import AgentLimits
-    from ..agents.solver import SolverAgent
+    from ..agents.solver import LOCAL_LIMITS, SolverAgent
 
     if not local:
         limits = AgentLimits(max_turns=options["turns"] or 20, max_tokens=64_000, timeout_sec=600,
                              command_timeout_sec=120)
         return SolverAgent(llm, temperature=0.7, max_tokens_per_turn=options["tokens"] or 1024, limits=limits)
-    limits = AgentLimits(max_turns=options["turns"] or 2, max_tokens=6_000, timeout_sec=180, command_timeout_sec=20,
-                         observation_chars=1200)
-    # Small local models follow the fenced-block protocol better than tool-call JSON.
-    return SolverAgent(llm, tool_calling=False, temperature=0.8, max_tokens_per_turn=options["tokens"] or 64,
-                       limits=limits, rollout_concurrency=1)
+    # The local profile (solver.LOCAL_PROFILE): the fenced-block protocol, a small budget, greedy
+    # plain runs and sampled rollouts; --turns/--tokens override its budget.
+    limits = LOCAL_LIMITS.model_copy(update={"max_turns": options["turns"]}) if options["turns"] else None
+    return SolverAgent(llm, max_tokens_per_turn=options["tokens"], limits=limits)
 
 
 class _RichProgress(Progress):

@@ -1,14 +1,20 @@
-"""``bench proposers``: the proposer kinds on the same assignments, per model.
+"""Benchmarks of the flywheel's parts: ``bench proposers`` and ``bench calibration``.
+
+``bench proposers``: the proposer kinds on the same assignments, per model.
 
 Each model answers the same N assignments once per proposer kind (prompt, prompt + feedback,
 agentic); every proposal goes through the admission gates 1-8 (calibration needs a solver and is
 not part of validity). The figures are the paper's: valid-environment rate with its Wilson interval
 and USD per valid environment.
+
+``bench calibration``: the useful-group rate of a calibrated pool against an uncalibrated pool of
+the same size, both formed from one stream of solver rollouts (see ``bench_calibration``).
 """
 
 from __future__ import annotations
 
 import random
+import time
 from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict
@@ -76,3 +82,169 @@ async def bench_proposers(*, host: Any, backend: Any, domain: Any, models: dict[
             rows.append(BenchRow(model=model_name, proposer=kind, rate=m.valid_environment_rate(outcomes), cost=cost,
                                  outcomes=counts))
     return rows
+
+
+# ``bench calibration``: does calibration pay? ---------------------------------------------------
+
+HISTOGRAM_BINS = ("0", "(0, .25)", "[.25, .5)", "[.5, .75]", "(.75, 1)", "1")
+
+
+def histogram_bin(mean: float) -> str:
+    """The pass-rate bin of one task's mean reward (the band's edges sit on bin edges)."""
+    if mean <= 0:
+        return "0"
+    if mean >= 1:
+        return "1"
+    if mean < 0.25:
+        return "(0, .25)"
+    if mean < 0.5:
+        return "[.25, .5)"
+    return "[.5, .75]" if mean <= 0.75 else "(.75, 1)"
+
+
+class CandidateGroup(BaseModel):
+    """One candidate task, its group of solver rollouts, and the calibration rule's verdict on them
+    ("pass": in the band with a spread; "error": fewer than two rollouts measured the task)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    index: int
+    task: str
+    family: str
+    rewards: list[float]
+    excluded: int
+    verdict: str
+    reason: str
+    seconds: float
+    commands: list[list[str]] = []  # what each rollout ran: the evidence behind its reward
+
+    @property
+    def mean(self) -> float | None:
+        return sum(self.rewards) / len(self.rewards) if self.rewards else None
+
+
+class PoolResult(BaseModel):
+    """A pool of tasks and how useful their rollout groups are. ``fresh``: the useful-group rate of
+    a second, independent group per task (new seeds), when asked for: the pool's own groups decided
+    the calibrated pool's membership, a fresh group shows whether the choice holds up."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tasks: list[str]
+    useful: m.Rate
+    mean_reward: float | None
+    fresh: m.Rate | None = None
+
+
+class CalibrationBenchResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    pool_size: int
+    group: int
+    band: tuple[float, float]
+    candidates: list[CandidateGroup]
+    skipped: list[str]  # candidates that never got a group: generator errors, invalid or unbuildable tasks
+    uncalibrated: PoolResult
+    calibrated: PoolResult
+    every_group: m.Rate
+    histogram: dict[str, int]
+    stopped: str  # "filled" (both pools full), "candidates" (none left) or "time" (the budget ran out)
+    seconds: float
+
+
+def candidate_stream(domain: Any, n: int, seed: int) -> list[tuple[str, int]]:
+    """``n`` (family, seed) pairs cycling over the domain's families: a benchmark's candidates."""
+    rng = random.Random(f"autoenvscaling-calibration-bench:{seed}")
+    families = [f.name for f in domain.families()]
+    return [(families[i % len(families)], rng.randrange(1, 2**31)) for i in range(n)]
+
+
+async def bench_calibration(*, domain: Any, backend: Any, solver: Any, pool_size: int, group: int = 4,
+                            candidates: int = 40, difficulty: str = "easy", seed: int = 0,
+                            band: tuple[float, float] = (0.25, 0.75), validate: list[Any] | None = None,
+                            deadline: float | None = None, fresh: bool = False,
+                            progress: Callable[[CandidateGroup], None] | None = None) -> CalibrationBenchResult:
+    """Roll the solver out ``group`` times on each candidate task (a stream over the domain's families)
+    and form, from those same rollouts, the uncalibrated pool (the first ``pool_size`` candidates
+    with a measured group) and the calibrated pool (the first ``pool_size`` that the calibration rule
+    passes). Stops when both pools are full, the candidates run out, or at ``deadline``
+    (time.monotonic()); a candidate already started is finished. ``validate``: gates a candidate must
+    pass first (none: the domain's generators are trusted and only the build runs)."""
+    from ..gates.base import GateContext, GateSettings
+    from ..runtime.trial import TrialRunner
+    from .calibration import CalibrationGate
+
+    start = time.monotonic()
+    # Fixed-size groups (no expansion near the band's edges): both pools' groups are then alike.
+    settings = GateSettings(calibration_band=band, calibration_rollouts=group, calibration_expand_to=group)
+    runner = TrialRunner(backend)
+    gate = CalibrationGate()
+    measured: list[CandidateGroup] = []
+    skipped: list[str] = []
+    contexts: dict[str, tuple[Any, Any]] = {}
+    stopped = "candidates"
+    for index, (family, task_seed) in enumerate(candidate_stream(domain, candidates, seed)):
+        uncalibrated = [c for c in measured if c.verdict != "error"][:pool_size]
+        calibrated = [c for c in measured if c.verdict == "pass"][:pool_size]
+        if len(uncalibrated) >= pool_size and len(calibrated) >= pool_size:
+            stopped = "filled"
+            break
+        if deadline is not None and time.monotonic() >= deadline:
+            stopped = "time"
+            break
+        began = time.monotonic()
+        try:
+            task = domain.generate(family, seed=task_seed, difficulty=difficulty)
+        except Exception as exc:  # a generator bug costs one candidate, not the measurement
+            skipped.append(f"{family} seed {task_seed}: generator failed: {type(exc).__name__}: {exc}")
+            continue
+        ctx = GateContext(backend=backend, runner=runner, settings=settings, solver=solver)
+        why_not = await _admit(task, ctx, validate)
+        if why_not is not None:
+            skipped.append(f"{task.name}: {why_not}")
+            continue
+        cal = await gate.measure(task, ctx)
+        contexts[task.name] = (task, ctx)
+        candidate = CandidateGroup(index=index, task=task.name, family=family, rewards=cal.rewards,
+                                   excluded=cal.excluded, verdict=cal.gate.status, reason=cal.gate.reason,
+                                   seconds=time.monotonic() - began,
+                                   commands=[[a.command for a in r.trajectory.actions] if r.trajectory else []
+                                             for r in cal.results])
+        measured.append(candidate)
+        if progress is not None:
+            progress(candidate)
+    groups = [c for c in measured if c.verdict != "error"]
+
+    async def pool(members: list[CandidateGroup]) -> PoolResult:
+        fresh_rate = None
+        if fresh:
+            fresh_groups = [(await gate.measure(*contexts[c.task], salt="fresh")).rewards for c in members]
+            fresh_rate = m.useful_group_rate(fresh_groups)
+        rewards = [r for c in members for r in c.rewards]
+        return PoolResult(tasks=[c.task for c in members], useful=m.useful_group_rate(c.rewards for c in members),
+                          mean_reward=sum(rewards) / len(rewards) if rewards else None, fresh=fresh_rate)
+
+    histogram = dict.fromkeys(HISTOGRAM_BINS, 0)
+    for c in groups:
+        histogram[histogram_bin(c.mean or 0.0)] += 1
+    return CalibrationBenchResult(
+        pool_size=pool_size, group=group, band=band, candidates=measured, skipped=skipped,
+        uncalibrated=await pool(groups[:pool_size]),
+        calibrated=await pool([c for c in groups if c.verdict == "pass"][:pool_size]),
+        every_group=m.useful_group_rate(c.rewards for c in groups), histogram=histogram, stopped=stopped,
+        seconds=time.monotonic() - start)
+
+
+async def _admit(task: Any, ctx: Any, gates: list[Any] | None) -> str | None:
+    """None when the candidate may be rolled out (and its environment is built), else why not."""
+    from ..errors import AESError
+    from ..gates.validate import validate_task
+
+    if gates:
+        report = await validate_task(task, lambda _: ctx, gates=gates)
+        return None if report.valid else f"not valid ({report.reason})"
+    try:
+        ctx.scratch["prepared"] = await ctx.backend.prepare(task)
+    except AESError as exc:
+        return f"environment did not build: {exc.message}"
+    return None

@@ -47,6 +47,24 @@ def rollout_seed(task: Task, index: int, salt: str = "") -> int:
     return int(digest[:8], 16)
 
 
+def in_band(rewards: list[float], band: tuple[float, float]) -> tuple[str, str]:
+    """The gate's rule on one group of rewards: ("pass" | "fail" | "error", why). Pass means the mean
+    lies in ``band`` (edges included) and the rewards are not all equal. The flywheel and the
+    calibration benchmark judge with this one function, so they cannot drift apart."""
+    low, high = band
+    if len(rewards) < 2:
+        return "error", f"only {len(rewards)} solver rollout(s) produced a reward"
+    mean = statistics.fmean(rewards)
+    where = f"mean reward {mean:.2f} over {len(rewards)} rollouts"
+    if mean < low:
+        return "fail", f"{where} is below the band [{low:g}, {high:g}]: too hard for the solver"
+    if mean > high:
+        return "fail", f"{where} is above the band [{low:g}, {high:g}]: too easy for the solver"
+    if statistics.pvariance(rewards) == 0:
+        return "fail", f"{where}, but every rollout scored the same: no learning signal"
+    return "pass", f"{where}, inside [{low:g}, {high:g}]"
+
+
 def usable(result: TrialResult) -> bool:
     """Whether a rollout measured the task (rather than a broken sandbox or model endpoint)."""
     if result.status == "error":
@@ -90,26 +108,12 @@ class CalibrationGate(Gate):
                     for i, r in enumerate(results)]
         summary = {"rewards": rewards, "band": [low, high], "rollouts": len(results), "excluded": excluded}
         seconds = time.monotonic() - start
-        if len(rewards) < 2:
-            gate = self.result("error", f"only {len(rewards)} of {len(results)} solver rollouts produced a reward",
-                               seconds=seconds, evidence=[Evidence(values=summary), *evidence])
-            return Calibration(results=results, rewards=rewards, excluded=excluded, gate=gate)
-        mean = statistics.fmean(rewards)
-        variance = statistics.pvariance(rewards)
-        summary |= {"mean": mean, "variance": variance}
-        evidence = [Evidence(values=summary), *evidence]
-        where = f"mean reward {mean:.2f} over {len(rewards)} rollouts"
-        if mean < low:
-            gate = self.result("fail", f"{where} is below the band [{low:g}, {high:g}]: too hard for the solver",
-                               seconds=seconds, evidence=evidence)
-        elif mean > high:
-            gate = self.result("fail", f"{where} is above the band [{low:g}, {high:g}]: too easy for the solver",
-                               seconds=seconds, evidence=evidence)
-        elif variance == 0:
-            gate = self.result("fail", f"{where}, but every rollout scored the same: no learning signal",
-                               seconds=seconds, evidence=evidence)
-        else:
-            gate = self.result("pass", f"{where}, inside [{low:g}, {high:g}]", seconds=seconds, evidence=evidence)
+        if len(rewards) >= 2:
+            summary |= {"mean": statistics.fmean(rewards), "variance": statistics.pvariance(rewards)}
+        status, reason = in_band(rewards, (low, high))
+        if status == "error":
+            reason = f"only {len(rewards)} of {len(results)} solver rollouts produced a reward"
+        gate = self.result(status, reason, seconds=seconds, evidence=[Evidence(values=summary), *evidence])
         return Calibration(results=results, rewards=rewards, excluded=excluded, gate=gate)
 
     async def _rollouts(self, task: Task, ctx: GateContext, indices: range, salt: str) -> list[TrialResult]:

@@ -1,12 +1,22 @@
-"""``bench proposers``: every kind on the same assignments, per model, with real gates and a scripted
-model server (one model that writes valid tasks, one that never follows the format)."""
+"""The flywheel's benchmarks with real gates, real bubblewrap sandboxes and a scripted model server.
+``bench proposers``: every kind on the same assignments, per model (one model that writes valid
+tasks, one that never follows the format). ``bench calibration``: both pools from one rollout
+stream, with a scripted solver whose rollouts succeed when their seed is even."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
 from typing import Any
 
-from autoenvscaling.flywheel.bench import bench_assignments, bench_proposers
+from autoenvscaling.agents.base import AgentLimits
+from autoenvscaling.agents.solver import SolverAgent
+from autoenvscaling.flywheel.bench import bench_assignments, bench_calibration, bench_proposers, candidate_stream
+from autoenvscaling.flywheel.calibration import in_band, rollout_seed
 from autoenvscaling.llm.openai_backend import OpenAIBackend
 from autoenvscaling.llm.scripted_server import ScriptedOpenAIServer, TextReply, ToolCallsReply
 from autoenvscaling.plugins import create_host
@@ -67,3 +77,68 @@ def test_bench_compares_kinds_per_model(backend: Any) -> None:
         assert good.rate.low is not None and good.rate.low < 1.0  # a Wilson interval, not a point
         assert good.cost.per_valid_usd is None and good.cost.unpriced == 1  # these models have no price
     assert len(seen) == 6
+
+
+def _calibration_bench(backend: Any, script: Any, **kw: Any) -> Any:
+    with ScriptedOpenAIServer(script) as srv:
+        llm = OpenAIBackend(srv.base_url, None, "solver", max_retries=0)
+        solver = SolverAgent(llm, limits=AgentLimits(max_turns=3, timeout_sec=60))
+
+        async def go() -> Any:
+            try:
+                return await bench_calibration(domain=ToyDomain(), backend=backend, solver=solver, **kw)
+            finally:
+                await llm.aclose()
+
+        return asyncio.run(go())
+
+
+def test_calibration_bench_forms_both_pools_from_one_stream(backend: Any, seeded_toy_solver: Any) -> None:
+    domain = ToyDomain()
+    seen: list[Any] = []
+    result = _calibration_bench(backend, seeded_toy_solver, pool_size=2, group=4, candidates=10, seed=1, fresh=True,
+                                progress=seen.append)
+    # What the scripted solver will score: rollout i of a task solves it when its seed is even.
+    expected = []
+    for family, seed in candidate_stream(domain, 10, 1):
+        task = domain.generate(family, seed=seed, difficulty="easy")
+        expected.append((task.name, [1.0 if rollout_seed(task, i) % 2 == 0 else 0.0 for i in range(4)]))
+    got = [(c.task, c.rewards, c.verdict) for c in result.candidates]
+    assert [(name, rewards, in_band(rewards, (0.25, 0.75))[0]) for name, rewards in expected[:len(got)]] == got
+    assert seen == result.candidates
+    for c in result.candidates:  # the evidence: what each rollout ran (in order of the rollouts)
+        assert [cmds != ["true"] for cmds in c.commands] == [r == 1.0 for r in c.rewards]
+    # The stream stopped as soon as both pools were full: the first N, and the first N in the band.
+    passing = [c.task for c in result.candidates if c.verdict == "pass"]
+    assert result.stopped == "filled" and result.candidates[-1].task == passing[1] and len(passing) == 2
+    assert result.uncalibrated.tasks == [c.task for c in result.candidates[:2]]
+    assert result.calibrated.tasks == passing
+    assert result.calibrated.useful.value == 1.0  # in the band with a spread: useful by construction
+    useful_first = sum(1 for c in result.candidates[:2] if len(set(c.rewards)) > 1)
+    assert (result.uncalibrated.useful.successes, result.uncalibrated.useful.n) == (useful_first, 2)
+    assert useful_first < 2  # this seed's stream starts with a task the solver never solves
+    assert result.uncalibrated.useful.low is not None and result.uncalibrated.useful.high is not None
+    assert sum(result.histogram.values()) == len(result.candidates) and result.histogram["0"] >= 1
+    assert result.every_group.n == len(result.candidates) and result.skipped == []
+    # A fresh group per pool task draws new seeds (salt "fresh"), so it can disagree with the first.
+    assert result.calibrated.fresh is not None and result.calibrated.fresh.n == 2
+    assert result.uncalibrated.fresh is not None and result.uncalibrated.fresh.n == 2
+
+
+def test_calibration_bench_stops_at_its_deadline(backend: Any, seeded_toy_solver: Any) -> None:
+    result = _calibration_bench(backend, seeded_toy_solver, pool_size=2, deadline=time.monotonic() - 1)
+    assert result.stopped == "time" and result.candidates == []
+    assert result.calibrated.useful.value is None and result.uncalibrated.tasks == []
+
+
+def test_calibration_bench_script_prints_the_table(seeded_toy_solver: Any) -> None:
+    script = Path(__file__).resolve().parents[2] / "bench" / "bench_calibration.py"
+    with ScriptedOpenAIServer(seeded_toy_solver) as srv:
+        out = subprocess.run(
+            [sys.executable, str(script), "--domain", "toy", "--pool", "1", "--group", "2", "--candidates", "3",
+             "--solver-base-url", srv.base_url, "--solver-model", "scripted"],
+            capture_output=True, text=True, timeout=120, env=os.environ | {"AUTOENVSCALING_LOAD_PLUGINS": ""})
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = out.stdout.splitlines()
+    assert any(line.startswith("uncalibrated ") for line in lines) and any(line.startswith("calibrated ") for line in lines)
+    assert "pass-rate histogram" in out.stdout and "Wilson" in out.stdout and "solver scripted" in out.stdout

@@ -7,7 +7,7 @@ import threading
 from typing import Any
 
 from autoenvscaling.agents.solver import SolverAgent
-from autoenvscaling.flywheel.calibration import CalibrationGate, rollout_seed
+from autoenvscaling.flywheel.calibration import CalibrationGate, in_band, rollout_seed
 from autoenvscaling.gates.base import GateContext, GateSettings
 from autoenvscaling.llm.openai_backend import OpenAIBackend
 from autoenvscaling.llm.scripted_server import DelayReply, ErrorReply, ScriptedOpenAIServer, ToolCallsReply
@@ -116,3 +116,15 @@ def test_rollout_concurrency_limits_parallel_rollouts(backend: BwrapBackend) -> 
     cal = _measure(backend, slow, servers=serial, concurrency=1)
     assert parallel[0].max_in_flight >= 2 and serial[0].max_in_flight == 1
     assert len(cal.rewards) == 4
+
+
+def test_the_band_rule() -> None:
+    band = (0.25, 0.75)
+    assert in_band([0.0, 1.0, 0.0, 1.0], band)[0] == "pass"
+    assert in_band([1.0, 0.0, 0.0, 0.0], band)[0] == "pass"  # the edges belong to the band
+    assert in_band([0.0, 0.0, 0.0, 0.5], band)[0] == "fail"  # mean 0.125
+    assert in_band([1.0, 1.0, 1.0, 0.5], band)[0] == "fail"  # mean 0.875
+    status, reason = in_band([0.5] * 4, band)
+    assert status == "fail" and "no learning signal" in reason  # partial credit, but no spread
+    assert in_band([0.25, 0.5, 0.5, 0.5], band)[0] == "pass"  # partial credit with a spread
+    assert in_band([1.0], band)[0] == "error"

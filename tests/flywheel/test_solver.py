@@ -1,5 +1,6 @@
 """The solver agent in real bubblewrap sandboxes, driven by the scripted OpenAI server over loopback
-HTTP (tool calls, fenced blocks, malformed output, refusal, limits) and once by a tiny local model."""
+HTTP (tool calls, fenced blocks, malformed output, refusal, limits) and by a tiny local model (the
+text protocol, seeded sampling, the defaults a local model gets)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from autoenvscaling.agents.base import AgentLimits
-from autoenvscaling.agents.solver import SolverAgent, truncate_middle
+from autoenvscaling.agents.solver import (LOCAL_PROFILE, ROLLOUT_TEMPERATURE, SERVED_PROFILE, SolverAgent,
+                                         truncate_middle)
 from autoenvscaling.llm.openai_backend import OpenAIBackend
 from autoenvscaling.llm.pricing import PriceTable
 from autoenvscaling.llm.scripted_server import DelayReply, RefusalReply, ScriptedOpenAIServer, TextReply, ToolCallsReply
@@ -135,20 +137,65 @@ def test_long_output_keeps_head_and_tail(backend: BwrapBackend) -> None:
     assert truncate_middle("x" * 10, 20) == "x" * 10
 
 
-def test_tiny_local_model_runs_the_loop(backend: BwrapBackend, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def tiny_llm(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     from autoenvscaling.llm.local_backend import TransformersBackend
     from autoenvscaling.llm.tiny import build_tiny_model
 
-    llm = TransformersBackend(build_tiny_model(tmp_path / "tiny"))
-    solver = SolverAgent(llm, max_tokens_per_turn=8, temperature=0.7, seed=3, tool_calling=False)
-    runner = TrialRunner(backend, limits=AgentLimits(max_turns=2, timeout_sec=60))
+    return TransformersBackend(build_tiny_model(tmp_path_factory.mktemp("tiny") / "model"))
+
+
+def test_tiny_local_model_runs_the_loop(backend: BwrapBackend, tiny_llm) -> None:  # type: ignore[no-untyped-def]
+    solver = SolverAgent(tiny_llm, max_tokens_per_turn=8, temperature=0.7, seed=3,
+                         limits=AgentLimits(max_turns=2, timeout_sec=60))
+    runner = TrialRunner(backend)
     result = asyncio.run(runner.run(TASK, solver))
     t = result.trajectory
     assert result.status == "ok" and t is not None
     # A random model writes random tokens: the loop records them and ends on a limit, cleanly.
     assert t.stop_reason in ("max_turns", "error", "finished")
     assert t.tokens_out > 0 and t.tokens_in > 0 and t.cost_usd == 0.0
-    assert [msg["role"] for msg in t.messages][:3] == ["system", "user", "assistant"]
+    # A local model gets the text protocol: the compact system prompt, the worked example (named
+    # "example", so a trainer can leave it out), then the task.
+    roles = [(msg["role"], msg.get("name")) for msg in t.messages]
+    assert roles[:6] == [("system", None), ("user", "example"), ("assistant", "example"), ("user", "example"),
+                         ("assistant", "example"), ("user", None)]
+    assert "FINISH" in t.messages[0]["content"] and "`bash` tool" not in t.messages[0]["content"]
+    assert "Count the" in t.messages[5]["content"]
     # Same seed, same rollout.
     again = asyncio.run(runner.run(TASK, solver)).trajectory
     assert again is not None and again.messages == t.messages
+
+
+def test_seeded_rollouts_sample_reproducibly_and_differ(backend: BwrapBackend, tiny_llm) -> None:  # type: ignore[no-untyped-def]
+    solver = SolverAgent(tiny_llm, max_tokens_per_turn=12, limits=AgentLimits(max_turns=1, timeout_sec=60))
+    runner = TrialRunner(backend)
+
+    def replies(agent: SolverAgent) -> list[str]:
+        t = asyncio.run(runner.run(TASK, agent)).trajectory
+        assert t is not None
+        return [m["content"] for m in t.messages if m["role"] == "assistant" and m.get("name") is None]
+
+    # No temperature given: a plain run decodes greedily (it repeats without a seed) ...
+    assert solver.temperature is None
+    assert replies(solver) == replies(solver)
+    # ... and the copies made for rollouts sample, each from its own seed.
+    first, second = solver.seeded(11), solver.seeded(12)
+    assert first.temperature == second.temperature == ROLLOUT_TEMPERATURE > 0
+    a, b, a_again = replies(first), replies(second), replies(solver.seeded(11))
+    assert a == a_again and a != b
+    assert solver.temperature is None and solver.seed is None  # seeded() left the original alone
+
+
+def test_defaults_follow_the_model(tiny_llm) -> None:  # type: ignore[no-untyped-def]
+    local = SolverAgent(tiny_llm)
+    assert local.profile == LOCAL_PROFILE and not local.tool_calling and local.rollout_concurrency == 1
+    assert local.max_tokens_per_turn == LOCAL_PROFILE.max_tokens_per_turn and local.limits == LOCAL_PROFILE.limits
+    served = SolverAgent(OpenAIBackend("http://127.0.0.1:9/v1", None, "m"))
+    assert served.tool_calling and served.limits is None and served.rollout_concurrency is None
+    assert served.max_tokens_per_turn == SERVED_PROFILE.max_tokens_per_turn
+    # Explicit arguments win over the profile.
+    mine = SolverAgent(tiny_llm, tool_calling=True, max_tokens_per_turn=5, rollout_concurrency=3,
+                       limits=AgentLimits(max_turns=9))
+    assert mine.tool_calling and mine.max_tokens_per_turn == 5 and mine.rollout_concurrency == 3
+    assert mine.limits is not None and mine.limits.max_turns == 9
