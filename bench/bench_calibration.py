@@ -11,7 +11,7 @@ nothing is widened. ``--fresh`` adds one more, independent group per pool task (
 groups chose the calibrated pool, so its rate on them is 1 by construction; a fresh group is not).
 
     .venv/bin/python bench/bench_calibration.py [--domain terminal|toy] [--pool 6] [--group 4]
-        [--candidates 40] [--minutes 12] [--turns 3] [--tokens 64] [--temperature 0.7] [--fresh]
+        [--candidates 40] [--families basics,...] [--minutes 12] [--turns 3] [--tokens 64] [--temperature 0.7] [--fresh]
         [--validate] [--show-commands] [--solver-base-url URL --solver-model NAME]  # a served solver
 """
 
@@ -60,7 +60,8 @@ def print_result(result: Any, args: argparse.Namespace, solver: Any) -> None:
     limits = solver.limits
     turns = limits.max_turns if limits else "runner's"
     print()
-    print(f"domain {args.domain} ({args.difficulty}), solver {solver.model} ({turns} turns x "
+    families = args.families or "all families"
+    print(f"domain {args.domain} ({families}, {args.difficulty}), solver {solver.model} ({turns} turns x "
           f"{solver.max_tokens_per_turn} tokens, T={args.temperature}), groups of {result.group}, "
           f"band [{result.band[0]:g}, {result.band[1]:g}], pools of N={result.pool_size}")
     print(f"candidates with a group: {len(result.candidates)}, skipped: {len(result.skipped)}, "
@@ -118,6 +119,7 @@ async def main(args: argparse.Namespace) -> None:
         result = await bench_calibration(
             domain=domain, backend=backend, solver=solver, pool_size=args.pool, group=args.group,
             candidates=args.candidates, difficulty=args.difficulty, seed=args.seed, validate=gates,
+            families=args.families.split(",") if args.families else None,
             deadline=time.monotonic() + args.minutes * 60, fresh=args.fresh, progress=progress)
     finally:
         await solver.llm.aclose()
@@ -136,6 +138,7 @@ if __name__ == "__main__":
     parser.add_argument("--tokens", type=int, default=None, help="tokens per turn (default: the model's profile)")
     parser.add_argument("--temperature", type=float, default=0.7, help="sampling temperature of the rollouts")
     parser.add_argument("--difficulty", default="easy")
+    parser.add_argument("--families", default=None, help="comma-separated families to draw from (default: all)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--fresh", action="store_true", help="also draw one fresh group per pool task")
     parser.add_argument("--validate", action="store_true", help="candidates must pass gates 1-7 first")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -152,16 +152,24 @@ class CalibrationBenchResult(BaseModel):
     seconds: float
 
 
-def candidate_stream(domain: Any, n: int, seed: int) -> list[tuple[str, int]]:
-    """``n`` (family, seed) pairs cycling over the domain's families: a benchmark's candidates."""
+def candidate_stream(domain: Any, n: int, seed: int, families: Sequence[str] | None = None) -> list[tuple[str, int]]:
+    """``n`` (family, seed) pairs cycling over ``families`` (default: all of the domain's): a
+    benchmark's candidates."""
+    from ..errors import UsageError
+
     rng = random.Random(f"autoenvscaling-calibration-bench:{seed}")
-    families = [f.name for f in domain.families()]
+    known = [f.name for f in domain.families()]
+    unknown = [f for f in families or () if f not in known]
+    if unknown:
+        raise UsageError(f"domain {domain.name} has no family {', '.join(unknown)}", hint=f"families: {', '.join(known)}")
+    families = list(families or known)
     return [(families[i % len(families)], rng.randrange(1, 2**31)) for i in range(n)]
 
 
 async def bench_calibration(*, domain: Any, backend: Any, solver: Any, pool_size: int, group: int = 4,
                             candidates: int = 40, difficulty: str = "easy", seed: int = 0,
-                            band: tuple[float, float] = (0.25, 0.75), validate: list[Any] | None = None,
+                            families: Sequence[str] | None = None, band: tuple[float, float] = (0.25, 0.75),
+                            validate: list[Any] | None = None,
                             deadline: float | None = None, fresh: bool = False,
                             progress: Callable[[CandidateGroup], None] | None = None) -> CalibrationBenchResult:
     """Roll the solver out ``group`` times on each candidate task (a stream over the domain's families)
@@ -183,7 +191,7 @@ async def bench_calibration(*, domain: Any, backend: Any, solver: Any, pool_size
     skipped: list[str] = []
     contexts: dict[str, tuple[Any, Any]] = {}
     stopped = "candidates"
-    for index, (family, task_seed) in enumerate(candidate_stream(domain, candidates, seed)):
+    for index, (family, task_seed) in enumerate(candidate_stream(domain, candidates, seed, families)):
         uncalibrated = [c for c in measured if c.verdict != "error"][:pool_size]
         calibrated = [c for c in measured if c.verdict == "pass"][:pool_size]
         if len(uncalibrated) >= pool_size and len(calibrated) >= pool_size:

@@ -2,10 +2,14 @@
 
 Decontamination: an instruction must share no word n-gram (``settings.ngram``, 13 by default, the
 usual benchmark-contamination window) with any held-out text, after normalising case and
-punctuation. Near-duplicates: a task whose instruction plus verifier files have a word-shingle
-Jaccard similarity at or above ``settings.near_duplicate_threshold`` with a task already in the
-suite is a near-copy. The similarity is exact (shingle sets, not a MinHash estimate); per-task
-shingle sets are cached by digest, so checking a batch against a suite stays linear in its size.
+punctuation. Near-duplicates: a task is a near-copy of a suite task when it says the same thing
+*and* checks the same thing: the word-shingle Jaccard similarity of the instructions and that of
+the verifier files are both at or above ``settings.near_duplicate_threshold`` (the score is the
+smaller of the two). Comparing the two parts separately matters: generated tasks of one domain
+share most of their verifier boilerplate, so one similarity over instruction plus verifier calls
+tasks with unrelated instructions near-copies. The similarity is exact (shingle sets, not a
+MinHash estimate); per-task shingle sets are cached by digest, so checking a batch against a suite
+stays linear in its size.
 """
 
 from __future__ import annotations
@@ -104,16 +108,24 @@ def _shingles(digest: str, text: str) -> frozenset[int]:
     return frozenset(ngrams(words(text), SHINGLE_WORDS)) or frozenset({hash(text)})
 
 
-def similarity_text(task: Task) -> str:
-    """What two tasks are compared on: what the agent is told and what the verifier checks."""
-    parts = instruction_texts(task)
-    parts += [f.text for p, f in sorted(task.files.items())
-              if p.startswith("tests/") or (p.startswith("steps/") and "/tests/" in p)]
-    return "\n".join(parts)
+def similarity_texts(task: Task) -> tuple[str, str]:
+    """What two tasks are compared on: what the agent is told, and what the verifier checks."""
+    verifier = [f.text for p, f in sorted(task.files.items())
+                if p.startswith("tests/") or (p.startswith("steps/") and "/tests/" in p)]
+    return "\n".join(instruction_texts(task)), "\n".join(verifier)
 
 
-def task_shingles(task: Task) -> frozenset[int]:
-    return _shingles(task.digest(), similarity_text(task))
+def task_shingles(task: Task) -> tuple[frozenset[int], frozenset[int]]:
+    """Shingle sets of the instruction and of the verifier files."""
+    instruction, verifier = similarity_texts(task)
+    digest = task.digest()
+    return _shingles(digest + ":instruction", instruction), _shingles(digest + ":verifier", verifier)
+
+
+def similarity(a: Task, b: Task) -> tuple[float, float]:
+    """(instruction Jaccard, verifier Jaccard) of two tasks."""
+    (ia, va), (ib, vb) = task_shingles(a), task_shingles(b)
+    return jaccard(ia, ib), jaccard(va, vb)
 
 
 def jaccard(a: frozenset[int], b: frozenset[int]) -> float:
@@ -123,7 +135,8 @@ def jaccard(a: frozenset[int], b: frozenset[int]) -> float:
 
 
 class NearDuplicateGate(Gate):
-    """Not a near-copy of a task already in the suite (shingle Jaccard below the threshold)."""
+    """Not a near-copy of a task already in the suite: the instructions' and the verifiers'
+    shingle Jaccard are not both at or above the threshold."""
 
     name = "near-duplicate"
     order = 80
@@ -131,18 +144,19 @@ class NearDuplicateGate(Gate):
     async def check(self, task: Task, ctx: GateContext) -> GateResult:
         start = time.monotonic()
         threshold = ctx.settings.near_duplicate_threshold
-        mine = task_shingles(task)
-        best_name, best = None, 0.0
+        best_name, best, parts = None, 0.0, (0.0, 0.0)
         for other in ctx.suite_tasks:
             if other.name == task.name:
                 continue  # the task itself, already admitted (re-validation)
-            score = jaccard(mine, task_shingles(other))
-            if score > best:
-                best_name, best = other.name, score
-        values = {"suite": len(ctx.suite_tasks), "closest": best_name, "jaccard": round(best, 4), "threshold": threshold}
-        evidence = [Evidence(command=f"{SHINGLE_WORDS}-word shingle Jaccard vs suite", values=values)]
+            pair = similarity(task, other)
+            if min(pair) > best or best_name is None:
+                best_name, best, parts = other.name, min(pair), pair
+        values = {"suite": len(ctx.suite_tasks), "closest": best_name, "jaccard": round(best, 4),
+                  "instruction_jaccard": round(parts[0], 4), "verifier_jaccard": round(parts[1], 4), "threshold": threshold}
+        evidence = [Evidence(command=f"{SHINGLE_WORDS}-word shingle Jaccard vs suite (instruction, verifier)", values=values)]
         if best_name is not None and best >= threshold:
-            return self.result("fail", f"near-duplicate of suite task {best_name!r} (Jaccard {best:.2f} >= {threshold:g})",
+            return self.result("fail", f"near-duplicate of suite task {best_name!r} (Jaccard {best:.2f} >= {threshold:g}: "
+                               f"instruction {parts[0]:.2f}, verifier {parts[1]:.2f})",
                                seconds=time.monotonic() - start, evidence=evidence)
         return self.result("pass", seconds=time.monotonic() - start, evidence=evidence)
 

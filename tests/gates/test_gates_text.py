@@ -91,3 +91,25 @@ def test_distinct_tasks_and_the_task_itself_pass(defects, harbor_cookbook):
     assert result.status == "pass"
     assert result.evidence[0].values["jaccard"] < 0.8
     assert result.evidence[0].values["suite"] == 3
+
+
+def test_shared_verifier_boilerplate_alone_is_not_a_near_copy(defects):
+    """Generated tasks of one domain share most verifier code: a different instruction keeps a task
+    apart, and so does a different verifier under the same instruction."""
+    base = _task(defects, LONG, "already-there")
+    other = ("Find every file under the home directory that is larger than ten megabytes and has not been "
+             "modified in the last thirty days, then archive them into one compressed tarball in backup.")
+    same_checks = _task(defects, other, "same-checks")  # identical verifier files, new instruction
+    result = asyncio.run(NearDuplicateGate().check(same_checks, _ctx(suite_tasks=[base])))
+    values = result.evidence[0].values
+    assert result.status == "pass" and values["verifier_jaccard"] == 1.0 and values["instruction_jaccard"] < 0.2
+    test_sh = base.files["tests/test.sh"].text
+    new_checks = base.renamed("new-checks").with_files(
+        {"tests/test.sh": "\n".join(f"grep -q 'answer {i}' /app/out.txt || exit 1" for i in range(60)) + "\n"})
+    assert test_sh != new_checks.files["tests/test.sh"].text
+    result = asyncio.run(NearDuplicateGate().check(new_checks, _ctx(suite_tasks=[base])))
+    values = result.evidence[0].values
+    assert result.status == "pass" and values["instruction_jaccard"] == 1.0 and values["verifier_jaccard"] < 0.8
+    copy = base.renamed("copy")
+    result = asyncio.run(NearDuplicateGate().check(copy, _ctx(suite_tasks=[base, same_checks, new_checks])))
+    assert result.status == "fail" and "instruction 1.00, verifier 1.00" in result.reason

@@ -11,13 +11,16 @@ from autoenvscaling.tasks import Task
 from .families import CATALOG, load
 from .families.base import LEVELS, MAX_LEVEL, MIN_LEVEL
 
+FLOOR = "basics"  # the family every other one builds on: what "simpler" reaches below level 0
+
 
 class TerminalDomain(Domain):
     """Shell tasks in a Debian sandbox: files, logs, data, text, scripts, archives, SQLite, git,
-    configuration, cron schedules and processes. Twelve procedural families, no LLM."""
+    configuration, cron schedules and processes, over a floor of one-command basics. Thirteen
+    procedural families, no LLM."""
 
     name = "terminal"
-    description = "procedural shell tasks (files, logs, data, text, scripts, archives, SQLite, git, config, cron, processes)"
+    description = "procedural shell tasks (basics, files, logs, data, text, scripts, archives, SQLite, git, config, cron, processes)"
     sandbox_backend = "bwrap"
 
     def families(self) -> list[Family]:
@@ -54,7 +57,8 @@ class TerminalDomain(Domain):
 
     def vary(self, parent: Task, *, direction: str, seed: int) -> Task:
         """A child one level simpler or harder (same family and kind: measurably less or more data and
-        steps), or a task of the neighbouring family at the same level ("different")."""
+        steps), or a task of the neighbouring family at the same level ("different"). Simpler than a
+        family's level 0 is the basics family's level 0 (one command); nothing is simpler than that."""
         if direction not in DIRECTIONS:
             raise UsageError(f"unknown direction {direction!r}", hint=f"use one of {', '.join(DIRECTIONS)}")
         prov = parent.provenance
@@ -65,6 +69,8 @@ class TerminalDomain(Domain):
         mode = params.get("reward_mode", "fraction")
         if direction == "different":
             family, kind = CATALOG[family].neighbour, None
+        elif direction == "simpler" and level == MIN_LEVEL and family != FLOOR:
+            family, kind = FLOOR, None  # below a family's simplest task: the one-command basics it builds on
         else:
             level += 1 if direction == "harder" else -1
             if not MIN_LEVEL <= level <= MAX_LEVEL:

@@ -82,8 +82,11 @@ def test_vary_beyond_hard_and_below_easy():
     assert harder.provenance.difficulty == "hard" and harder.provenance.parameters["level"] == 4
     assert data_bytes(harder) > data_bytes(hard)
     easiest = d.generate_level("log_analysis", seed=3, level=0)
+    floor = d.vary(easiest, direction="simpler", seed=1)  # below level 0: the one-command basics
+    assert floor.provenance.family == "basics" and floor.provenance.parameters["level"] == 0
+    assert floor.provenance.parent == easiest.name and solve_commands(floor) == 1
     with pytest.raises(UsageError):
-        d.vary(easiest, direction="simpler", seed=1)
+        d.vary(floor, direction="simpler", seed=2)
 
 
 def test_different_moves_to_the_neighbouring_family():

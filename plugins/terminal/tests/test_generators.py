@@ -53,7 +53,11 @@ def check_structure(task):
     for required in ("environment/Dockerfile", "tests/test.sh", "tests/test_outputs.py", "tests/reward.py",
                      "tests/pytest.ini", "solution/solve.sh"):
         assert required in files, f"{task.name}: {required} missing"
-    assert task.instruction and len(task.instruction.split()) >= 25
+    words = len(task.instruction.split())
+    if task.provenance.family == "basics":  # one short sentence per step, by design
+        assert words >= 5 * task.provenance.parameters["steps"], task.instruction
+    else:
+        assert words >= 25, task.instruction
     dockerfile = task.dockerfile
     assert dockerfile.startswith(PREAMBLE), "every task shares the preamble (one cached layer)"
     assert not re.search(r"^(COPY|ADD)\s+.*(tests|solution)", dockerfile, re.M), "tests/solution copied into the image"
@@ -145,7 +149,7 @@ def test_suite_spec_is_balanced():
     specs = suite_specs(300)
     for family in CATALOG:
         per_level = [sum(1 for f, _, d in specs if f == family and d == lvl) for lvl in DIFFICULTIES]
-        assert min(per_level) >= 8, (family, per_level)
+        assert min(per_level) >= 7, (family, per_level)
 
 
 # -- the verifier's reward logic (tests/reward.py), exercised on real report files ------------------
@@ -193,3 +197,21 @@ def test_git_histories_have_no_empty_commits():
         for level in range(0, 7):
             for seed in range(50):
                 domain().generate_level("git_ops", seed=seed, level=level, kind=kind)
+
+
+def test_near_duplicate_gate_keeps_a_generated_suite():
+    """Gate 8 against the suite built so far admits every task of a mixed generated suite: tasks of
+    one family share their verifier boilerplate, which alone must not make them near-copies."""
+    from autoenvscaling.gates.base import GateContext, GateSettings
+    from autoenvscaling.gates.text import NearDuplicateGate
+
+    tasks = [domain().generate(f, seed=s, difficulty=d) for f, s, d in suite_specs(78)]  # six of each family
+    admitted = []
+    for task in tasks:
+        ctx = GateContext(backend=None, runner=None, settings=GateSettings(), suite_tasks=list(admitted))
+        result = asyncio.run(NearDuplicateGate().check(task, ctx))
+        assert result.status == "pass", f"{task.name}: {result.reason}"
+        admitted.append(task)
+    again = asyncio.run(NearDuplicateGate().check(tasks[5].renamed("again"), GateContext(
+        backend=None, runner=None, settings=GateSettings(), suite_tasks=admitted)))
+    assert again.status == "fail" and tasks[5].name in again.reason

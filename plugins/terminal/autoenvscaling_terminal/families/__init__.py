@@ -22,6 +22,8 @@ class FamilyInfo:
 
 
 CATALOG: dict[str, FamilyInfo] = {info.name: info for info in [
+    FamilyInfo("basics", "one-command file operations (create, copy, move, link, permissions, append, delete, count), one step per level",
+               ("mkdir", "cp/mv/ln", "chmod", "echo >>", "wc/head"), "file_search"),
     FamilyInfo("file_search", "find files by name, content and size in a noisy tree; copy, clean up, deduplicate",
                ("find", "grep", "cp", "file hashing"), "archive"),
     FamilyInfo("log_analysis", "summarise web and application logs, including rotated and compressed ones",
