@@ -13,8 +13,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from autoenvscaling.agents.base import AgentLimits
 from autoenvscaling.agents.solver import SolverAgent
+from autoenvscaling.errors import UsageError
 from autoenvscaling.flywheel.bench import bench_assignments, bench_calibration, bench_proposers, candidate_stream
 from autoenvscaling.flywheel.calibration import in_band, rollout_seed
 from autoenvscaling.llm.openai_backend import OpenAIBackend
@@ -142,3 +145,14 @@ def test_calibration_bench_script_prints_the_table(seeded_toy_solver: Any) -> No
     lines = out.stdout.splitlines()
     assert any(line.startswith("uncalibrated ") for line in lines) and any(line.startswith("calibrated ") for line in lines)
     assert "pass-rate histogram" in out.stdout and "Wilson" in out.stdout and "solver scripted" in out.stdout
+
+
+def test_candidate_stream_families() -> None:
+    domain = ToyDomain()
+    names = [f.name for f in domain.families()]
+    assert {f for f, _ in candidate_stream(domain, 12, 3)} == set(names)
+    only = candidate_stream(domain, 5, 3, families=[names[-1]])
+    assert [f for f, _ in only] == [names[-1]] * 5
+    assert [s for _, s in only] == [s for _, s in candidate_stream(domain, 5, 3)]  # same seeds, other families
+    with pytest.raises(UsageError, match="has no family nope"):
+        candidate_stream(domain, 2, 3, families=["nope"])

@@ -67,3 +67,42 @@ def test_destroying_the_inputs_scores_zero(tmp_path):
     assert scratch.exec("echo tampered >> /app/logs/access.log").returncode == 0
     reward, details, _ = scratch.verify()
     assert details["test_initial_inputs_intact"] == 0 and reward == 0.0
+
+
+def _truth(task):
+    import ast
+
+    return ast.literal_eval(next(n for n in ast.parse(task.files["tests/test_outputs.py"].text).body if isinstance(n, ast.Assign)).value)
+
+
+def _solve_lines(task):
+    return task.files["solution/solve.sh"].text.split("cd /app\n", 1)[1].strip().splitlines()
+
+
+def test_basics_steps_earn_partial_credit_and_a_wrecked_bystander_zero(tmp_path):
+    """One check per step: doing the first of four steps earns 1/4; a move done as a copy fails its
+    step; touching a file the task did not mention zeroes the reward."""
+    task = domain().generate_level("basics", seed=11, level=3, kind="copy_move")
+    truth, lines = _truth(task), _solve_lines(task)
+    assert len(truth["steps"]) == len(lines) == 4
+    first = Scratch(task, tmp_path / "first")
+    first.build()
+    assert first.exec(lines[0]).returncode == 0
+    reward, details, _ = first.verify()
+    assert reward == 0.25 and details["test_step_1"] == 1 and details["test_initial_inputs_intact"] == 1
+
+    moving = next(t for t in (domain().generate_level("basics", seed=s, level=0, kind="copy_move") for s in range(50))
+                  if _truth(t)["steps"][0]["op"] == "move")
+    move = _truth(moving)["steps"][0]
+    for verb, expected in (("cp", 0.0), ("mv", 1.0)):
+        scratch = Scratch(moving, tmp_path / verb)
+        scratch.build()
+        assert scratch.exec(f"{verb} /app/{move['src']} /app/{move['dest']}").returncode == 0
+        assert scratch.verify()[0] == expected, verb
+
+    wrecked = Scratch(task, tmp_path / "wrecked")
+    wrecked.build()
+    bystander = sorted(truth["inputs"])[0]  # a guarded input: no step may change it
+    assert wrecked.exec("\n".join(lines) + f"\necho extra >> /app/{bystander}").returncode == 0
+    reward, details, _ = wrecked.verify()
+    assert reward == 0.0 and details["test_initial_inputs_intact"] == 0
