@@ -84,6 +84,11 @@ def print_result(result: Any, args: argparse.Namespace, solver: Any) -> None:
             line += f"  {pool.fresh}"
         print(line)
     print(f"{'every group':<14} {result.every_group.n:>5}  {str(result.every_group):<40}")
+    ratios = [("own groups", result.calibrated.useful, result.uncalibrated.useful)]
+    if args.fresh:
+        ratios.append(("fresh groups", result.calibrated.fresh, result.uncalibrated.fresh))
+    shown = [f"{label} {ratio(cal, unc)}" for label, cal, unc in ratios]
+    print("calibrated / uncalibrated useful-group rate: " + ", ".join(shown))
     print()
     if not result.calibrated.tasks:
         print(f"no candidate passed calibration (band never hit in {len(result.candidates)} groups): "
@@ -93,6 +98,13 @@ def print_result(result: Any, args: argparse.Namespace, solver: Any) -> None:
               f"N={result.pool_size}")
     for line in result.skipped:
         print(f"skipped: {line}")
+
+
+def ratio(calibrated: Any, uncalibrated: Any) -> str:
+    """The calibrated pool's rate over the uncalibrated one's ("n/a" when either is unmeasured or 0)."""
+    if calibrated is None or uncalibrated is None or calibrated.value is None or not uncalibrated.value:
+        return "n/a"
+    return f"{calibrated.value / uncalibrated.value:.2f}x"
 
 
 async def main(args: argparse.Namespace) -> None:

@@ -145,6 +145,7 @@ def test_calibration_bench_script_prints_the_table(seeded_toy_solver: Any) -> No
     lines = out.stdout.splitlines()
     assert any(line.startswith("uncalibrated ") for line in lines) and any(line.startswith("calibrated ") for line in lines)
     assert "pass-rate histogram" in out.stdout and "Wilson" in out.stdout and "solver scripted" in out.stdout
+    assert "calibrated / uncalibrated useful-group rate: own groups " in out.stdout
 
 
 def test_candidate_stream_families() -> None:
