@@ -157,4 +157,9 @@ if __name__ == "__main__":
     parser.add_argument("--show-commands", action="store_true", help="print what every rollout ran")
     parser.add_argument("--solver-base-url", default=None, help="OpenAI-compatible server of the solver")
     parser.add_argument("--solver-model", default=None, help="served model name, or a local checkpoint path")
-    asyncio.run(main(parser.parse_args()))
+    from autoenvscaling.errors import AESError
+
+    try:
+        asyncio.run(main(parser.parse_args()))
+    except AESError as exc:  # bad arguments or an unusable machine: one line and a hint
+        raise SystemExit(f"error: {exc.message}" + (f"\nhint: {exc.hint}" if exc.hint else "")) from None

@@ -157,3 +157,12 @@ def test_candidate_stream_families() -> None:
     assert [s for _, s in only] == [s for _, s in candidate_stream(domain, 5, 3)]  # same seeds, other families
     with pytest.raises(UsageError, match="has no family nope"):
         candidate_stream(domain, 2, 3, families=["nope"])
+
+
+def test_calibration_bench_script_rejects_an_unknown_family() -> None:
+    script = Path(__file__).resolve().parents[2] / "bench" / "bench_calibration.py"
+    out = subprocess.run([sys.executable, str(script), "--domain", "toy", "--families", "nope", "--solver-base-url",
+                          "http://127.0.0.1:9/v1"], capture_output=True, text=True, timeout=120,
+                         env=os.environ | {"AUTOENVSCALING_LOAD_PLUGINS": ""})
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert "error: domain toy has no family nope" in out.stderr and "hint: families: write-file, count-lines" in out.stderr
