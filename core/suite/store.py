@@ -72,7 +72,10 @@ class SuiteStore:
         self._batching = 0
         self._manifest_dirty = False
         try:
-            self.index = SuiteIndex(self.root / INDEX)
+            # Under the suite's lock: two processes creating the index at once can meet while one
+            # switches it to WAL, and that fails with "database is locked" without waiting.
+            with self._locked():
+                self.index = SuiteIndex(self.root / INDEX)
         except sqlite3.DatabaseError as exc:
             os.close(self._lock_fd)
             raise SuiteError(f"{self.root / INDEX}: unreadable index ({exc})",
