@@ -52,6 +52,11 @@ def test_json_report_matches_this_machine():
             assert backend["detail"], "an unavailable backend says why"
         for protection in backend["protections"]:
             assert isinstance(protection["active"], bool) and protection["name"]
+    # The base-image table, with what is built in this cache (the tests build the Debian bases).
+    rows = {row["images"].split(",")[0]: row for row in report["base_images"]}
+    assert rows["ubuntu:24.04"]["base"] == "debian-trixie" and "stand-in" in rows["ubuntu:24.04"]["note"]
+    from autoenvscaling.sandbox.rootfs import base_rootfs_built
+    assert rows["debian:bookworm"]["built"] == base_rootfs_built("debian-bookworm")
 
 
 def test_exit_3_with_hints_when_nothing_can_run_tasks(tmp_path):

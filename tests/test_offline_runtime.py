@@ -19,6 +19,7 @@ from autoenvscaling.runtime.paths import VERIFIER_RUNTIME
 from autoenvscaling.tasks.harbor import read_task
 
 GOOD = Path(__file__).parent / "fixtures" / "defects" / "good"
+HARBOR = Path(__file__).parent / "fixtures" / "harbor"
 OFFLINE_PATH = f"{VERIFIER_RUNTIME}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -153,6 +154,71 @@ echo "== real-network"; python3 -c "import socket; socket.create_connection(('15
     assert s["env"].splitlines()[0] == "/root/.local/bin/uvx"
     assert s["env"].splitlines()[1].startswith("/root/.local/bin:")
     assert "Network is unreachable" in s["real-network"] or "Errno" in s["real-network"]
+
+
+def test_a_failed_curl_never_removes_what_it_did_not_create(bwrap):
+    result = run_offline(bwrap, """
+echo keep > /tmp/existing
+echo "== devnull"; curl -sS -o /dev/null https://example.com/ 2>&1; echo "rc=$?"
+[ -c /dev/null ] && echo x > /dev/null && [ ! -s /dev/null ] && echo still-the-null-device
+echo "== existing"; curl -fsS -o /tmp/existing https://example.com/x 2>&1; echo "rc=$? $(cat /tmp/existing)"
+echo "== new"; curl -fsS --output=/tmp/new https://example.com/x 2>&1; echo "rc=$?"; [ -e /tmp/new ] || echo no-file
+echo "== remote-name"; cd /tmp && curl -fsSO https://example.com/file.txt 2>&1; echo "rc=$?"; [ -e /tmp/file.txt ] || echo no-file
+echo "== staging"; ls -a /tmp | grep -c aes-curl
+echo "== served"; curl -LsSf -o /tmp/existing https://astral.sh/uv/install.sh; echo "rc=$? $(head -c 9 /tmp/existing)"
+""")
+    s = sections(result.stdout)
+    assert "rm:" not in result.stdout + result.stderr  # the shim once ran rm -f on its -o target, /dev/null too
+    assert s["devnull"].splitlines()[1:] == ["rc=6", "still-the-null-device"]
+    assert s["existing"].splitlines()[-1] == "rc=6 keep"
+    assert s["new"].splitlines()[-2:] == ["rc=6", "no-file"]
+    assert s["remote-name"].splitlines()[-2:] == ["rc=6", "no-file"]
+    assert s["staging"].strip() == "0"
+    assert s["served"].strip() == "rc=0 #!/bin/sh"  # a success still replaces the target
+
+
+def test_curl_treats_names_that_etc_hosts_maps_to_loopback_as_local(bwrap):
+    """A real HTTP server in the sandbox, reached by names added to /etc/hosts; the image has no curl,
+    so the shim's python3 fetcher serves them. Names mapped elsewhere are still the internet."""
+    result = run_offline(bwrap, """
+mkdir -p /srv && echo hello-from-server > /srv/index.txt
+cd /srv && python3 -m http.server 8765 --bind 127.0.0.1 >/dev/null 2>&1 &
+printf '127.0.0.1 api.internal\n::1 v6.internal # comment\n10.0.0.5 remote.internal\n' >> /etc/hosts
+for _ in $(seq 50); do curl -fsS -o /dev/null http://api.internal:8765/index.txt 2>/dev/null && break; sleep 0.1; done
+echo "== get"; curl -fsS http://api.internal:8765/index.txt; echo "rc=$?"
+echo "== output"; curl -fsSL -o /tmp/got -w '%{http_code}\n' http://api.internal:8765/index.txt; echo "rc=$? $(cat /tmp/got)"
+echo "== 404"; curl -fsS http://api.internal:8765/missing 2>&1; echo "rc=$?"
+echo "== 404-without-f"; curl -s -o /dev/null -w '%{http_code}\n' http://api.internal:8765/missing; echo "rc=$?"
+echo "== v6"; curl -sS http://v6.internal:8765/ >/dev/null 2>&1; echo "rc=$?"
+echo "== not-loopback"; curl -sS http://remote.internal:8765/ 2>&1; echo "rc=$?"
+echo "== unsupported"; curl --frobnicate http://api.internal:8765/ 2>&1; echo "rc=$?"
+echo "== image-curl"; printf '#!/bin/sh\necho "image curl: $*"\n' > /usr/local/bin/curl && chmod +x /usr/local/bin/curl
+curl -s http://api.internal:8765/index.txt; curl -s https://example.com/ 2>&1 | cut -c1-41  # the shim, not the image curl
+""")
+    s = sections(result.stdout)
+    assert s["get"].splitlines() == ["hello-from-server", "rc=0"]
+    assert s["output"].splitlines() == ["200", "rc=0 hello-from-server"]
+    assert s["404"].splitlines() == ["curl: (22) The requested URL returned error: 404", "rc=22"]
+    assert s["404-without-f"].splitlines() == ["404", "rc=0"]
+    assert s["v6"].strip() == "rc=7"  # local (nothing listens on ::1), not refused as the internet
+    assert "curl: (6) Could not resolve host: remote.internal (network disabled" in s["not-loopback"]
+    assert "option --frobnicate is not supported" in s["unsupported"] and "rc=2" in s["unsupported"]
+    # With a curl of its own in the image, local URLs go to it; the internet still does not.
+    assert s["image-curl"].splitlines() == ["image curl: -s http://api.internal:8765/index.txt",
+                                            "curl: (6) Could not resolve host: example"]
+
+
+@pytest.mark.parametrize("name", ["shim-curl-devnull", "shim-curl-hosts"])
+def test_shim_fixture_tasks_pass_every_gate(bwrap, name):
+    from autoenvscaling.gates.base import GateSettings
+    from autoenvscaling.gates.validate import Validator
+    from autoenvscaling.plugins import create_host
+
+    host = create_host(strict=True)
+    later = tuple(g for g in host.gates.names() if g in ("decontamination", "near-duplicate", "calibration"))
+    validator = Validator(host=host, backend=bwrap, settings=GateSettings(flaky_runs=2, skip=later))
+    report = asyncio.run(validator.validate(HARBOR / name))
+    assert report.status == "valid", (report.reason, [g.evidence[0].output_tail for g in report.gates if g.evidence][-1])
 
 
 def test_uv_shims_run_provisioned_versions_only(bwrap):

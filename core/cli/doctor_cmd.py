@@ -74,6 +74,7 @@ def collect() -> dict[str, Any]:
         "cgroups": cgroup_layout(),
         "verifier_runtime": _verifier_runtime(),
         "cache": _cache(),
+        "base_images": _base_images(),
         "optional_packages": [{"name": n, "found": _find_spec(n), "provided_by": extra}
                               for n, extra in OPTIONAL_PACKAGES.items()],
     }
@@ -256,6 +257,16 @@ def _cache() -> dict[str, Any]:
             "hint": "set AUTOENVSCALING_CACHE to a bigger disk" if free < LOW_DISK_BYTES else None}
 
 
+def _base_images() -> list[dict[str, Any]]:
+    """The known FROM images, the local base each maps to, and whether that base is built here."""
+    from ..sandbox.rootfs import BASES, KNOWN_IMAGES, base_rootfs_built
+
+    built = {name for name in BASES if base_rootfs_built(name)}
+    return [{"images": images, "base": base, "note": note,
+             "built": any(b.strip() in built for b in base.replace(" or ", "/").split("/"))}
+            for images, base, note in KNOWN_IMAGES]
+
+
 def _find_spec(module: str) -> bool:
     import importlib.util
 
@@ -305,6 +316,9 @@ def _print(report: dict[str, Any]) -> None:
     cache = report["cache"]
     click.echo("cache")
     line(not cache["low"], f"{cache['dir']}: {cache['free_bytes'] / 2**30:.1f} GiB free", cache["hint"])
+    click.echo("base images (FROM -> local base; built here: ok)")
+    for row in report["base_images"]:
+        line(row["built"] or None, f"{row['images']} -> {row['base']}: {row['note']}")
     click.echo("optional packages")
     for p in report["optional_packages"]:
         line(p["found"], p["name"] + ("" if p["found"] else f": not installed ({p['provided_by']})"))

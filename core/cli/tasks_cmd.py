@@ -2,7 +2,11 @@
 
 ``validate --json`` prints a JSON array, one object per task in the order given, with at least
 ``task``, ``name``, ``status``, ``reason`` and ``gates`` [{name, status, seconds, evidence}] (a
-stable contract: DESIGN.md section 10). Exit 0 when the batch ran, whatever the verdicts.
+stable contract: DESIGN.md section 10). ``run --json`` prints one object per task with ``path``,
+``task``, ``agent``, ``status`` ("ok" | "error" | "timeout" | "invalid"), ``reward``, ``rewards``,
+``seconds``, ``error``, ``commands``, ``cause`` (the first real error behind a reward below 1, or
+null) and ``reason`` (one line: the error, or the score and its cause). An oracle run on a task
+without solution/solve.sh is status "error". Exit 0 when the batch ran, whatever the verdicts.
 """
 
 from __future__ import annotations
@@ -56,7 +60,7 @@ def validate_cmd(paths: tuple[Path, ...], as_json: bool, backend_name: str, jobs
     held = load_held_out(held_out) if held_out else []
     suite_tasks = _read_suite(suite) if suite else []
     # Build the validator before the backend so a misspelt --skip fails before anything heavy starts.
-    validator = Validator(host=host, settings=settings, suite_tasks=suite_tasks, held_out=held)
+    validator = Validator(host=host, settings=settings, suite_tasks=suite_tasks, held_out=held, backend_name=backend_name)
     if validator.needs_sandbox:  # lint and text gates alone need no sandbox
         validator.use_backend(_make_backend(host, backend_name, network))
     reports = asyncio.run(_validate(validator, task_dirs, jobs, show_progress=not as_json))
@@ -168,11 +172,11 @@ def run_cmd(paths: tuple[Path, ...], agent_name: str, as_json: bool, backend_nam
     from rich.table import Table
 
     table = Table()
-    for column in ("task", "status", "reward", "rewards", "seconds", "error"):
+    for column in ("task", "status", "reward", "rewards", "seconds", "reason"):
         table.add_column(column, overflow="fold")
     for row in rows:
         rewards = ", ".join(f"{k}={v:g}" for k, v in row["rewards"].items())
-        table.add_row(row["task"], row["status"], f"{row['reward']:g}", rewards, f"{row['seconds']:.1f}", row["error"] or "")
+        table.add_row(row["task"], row["status"], f"{row['reward']:g}", rewards, f"{row['seconds']:.1f}", row["reason"])
     Console().print(table)
 
 
@@ -188,15 +192,18 @@ async def _run(backend: Any, agent: Any, task_dirs: list[Path], jobs: int) -> li
         try:
             task = read_task(path)
         except TaskFormatError as exc:
-            return {"path": str(path), "task": path.name, "agent": agent.name, "status": "invalid", "reward": 0.0,
-                    "rewards": {}, "seconds": 0.0, "error": exc.message, "commands": 0}
+            return _failed_row(path, agent.name, "invalid", exc.message)
         return {"path": str(path), **trial_summary(await runner.run(task, agent))}
 
     rows: dict[int, dict[str, Any]] = {}
     async for result in LocalExecutor(concurrency=jobs).map(Job(key=i, fn=one, args=(p,)) for i, p in enumerate(task_dirs)):
         i = int(result.key)
-        rows[i] = result.value if result.ok else {
-            "path": str(task_dirs[i]), "task": task_dirs[i].name, "agent": agent.name, "status": "error", "reward": 0.0,
-            "rewards": {}, "seconds": 0.0, "error": result.error, "commands": 0}
+        rows[i] = result.value if result.ok else _failed_row(task_dirs[i], agent.name, "error", str(result.error))
     await backend.aclose()
     return [rows[i] for i in sorted(rows)]
+
+
+def _failed_row(path: Path, agent: str, status: str, error: str) -> dict[str, Any]:
+    """The row of a task that could not be attempted: the same fields as trial_summary's."""
+    return {"path": str(path), "task": path.name, "agent": agent, "status": status, "reward": 0.0, "rewards": {},
+            "seconds": 0.0, "error": error, "commands": 0, "cause": None, "reason": error}

@@ -68,14 +68,20 @@ class ValidationReport(BaseModel):
         }
 
 
+DEFAULT_BACKEND = "bwrap"  # the sandbox backend tasks are built on unless one is chosen
+
+
 class GateContext:
     """What gates share while validating one task: the backend, the trial runner, settings, the
     suite's existing tasks (for near-duplicate checks) and a scratch dict for results that later
-    gates reuse (e.g. the build)."""
+    gates reuse (e.g. the build). ``backend_name`` says which backend the task is meant for even when
+    no backend was started (a lint-only run): the backend's own name, else the one given, else
+    DEFAULT_BACKEND."""
 
     def __init__(self, *, backend: Any, runner: Any, settings: "GateSettings", suite_tasks: list[Task] | None = None,
-                 held_out: list[str] | None = None, solver: Any = None) -> None:
+                 held_out: list[str] | None = None, solver: Any = None, backend_name: str | None = None) -> None:
         self.backend = backend
+        self.backend_name: str = getattr(backend, "name", None) or backend_name or DEFAULT_BACKEND
         self.runner = runner
         self.settings = settings
         self.suite_tasks = suite_tasks or []

@@ -1,58 +1,98 @@
 """Gate 1, static lint: what can be checked without building anything.
 
 Cheap checks that reject a task before it costs a build: the config validates, the required files
-exist (top-level or per step), the verifier and the reference solution cannot reach the image (tests/
-and solution/ must not be copied in, or the agent could read them), the solution does not read the
-tests or write the reward, and test.sh writes a reward file. Every problem found is listed in the
-evidence; the first one is the reason.
+exist (top-level or per step), the Dockerfile's COPY/ADD sources exist in the build context and its
+base image can be had on the chosen backend, the verifier and the reference solution cannot reach the
+image (tests/ and solution/ must not be copied in, or the agent could read them), the solution does
+not read the tests or write the reward, and test.sh writes a reward file.
+
+Every finding is reported at once, so one round of fixes suffices: all of them in the evidence, and a
+one-line reason that lists as many as fit. A finding is a "problem" (the gate fails) or a "warning"
+(recorded, the gate passes): an unknown base image is a problem on bwrap, which builds from local
+base roots, and only a warning on docker, whose engine may have it (it maps only what it lacks); a
+base that is stood in for (Ubuntu by Debian) is a warning that says what was substituted.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-import shlex
 import time
+from typing import NamedTuple
 
+from ..errors import BuildError
+from ..sandbox.compose import compose_file, load_compose
+from ..sandbox.dockerfile import Context, Instruction, parse_dockerfile, words
+from ..sandbox.rootfs import resolve_base
 from ..tasks import StepConfig, Task
-from .base import Evidence, Gate, GateContext, GateResult
+from .base import DEFAULT_BACKEND, Evidence, Gate, GateContext, GateResult
 
 REWARD_MARKERS = ("reward.txt", "reward.json", "/logs/verifier")
 # A path the solution must never touch: /tests (the verifier) and /logs/verifier (the reward).
 _TESTS_PATH = re.compile(r"(?<![\w./-])/tests(?![\w-])")
 _REWARD_PATH = re.compile(r"(?<![\w./-])/logs/verifier(?![\w-])")
 _STEP_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_VAR_NAME = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 # Files this small (an empty __init__.py, a one-word fixture) match by chance; copies of them are not a leak.
 _MIN_LEAK_BYTES = 64
+REASON_CHARS = 300  # the one-line reason lists findings up to about this length; the evidence has all
+LOCAL_BASES = ("bwrap",)  # backends that build FROM a local base root instead of pulling the image
+
+
+class Finding(NamedTuple):
+    text: str
+    level: str = "problem"  # "problem": the gate fails; "warning": recorded only
 
 
 class LintGate(Gate):
-    """Schema, required files, no verifier or solution in the image, no cheating solution, a reward file."""
+    """Schema, required files, COPY sources, base image, no verifier or solution in the image, no
+    cheating solution, a reward file: every finding at once."""
 
     name = "lint"
     order = 10
 
     async def check(self, task: Task, ctx: GateContext) -> GateResult:
         start = time.monotonic()
-        problems = lint_task(task)
-        evidence = [Evidence(command="static lint", output_tail="\n".join(problems),
-                             values={"files": len(task.files), "steps": len(task.steps), "problems": len(problems)})]
+        findings = lint_findings(task, backend=ctx.backend_name)
+        problems = [f.text for f in findings if f.level == "problem"]
+        warnings = [f.text for f in findings if f.level == "warning"]
+        evidence = [Evidence(command=f"static lint (backend {ctx.backend_name})",
+                             output_tail="\n".join(problems + [f"warning: {w}" for w in warnings]),
+                             values={"files": len(task.files), "steps": len(task.steps), "problems": len(problems),
+                                     "warnings": len(warnings), "findings": [f._asdict() for f in findings]})]
         seconds = time.monotonic() - start
         if problems:
-            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-            return self.result("fail", problems[0] + more, seconds=seconds, evidence=evidence)
-        return self.result("pass", seconds=seconds, evidence=evidence)
+            return self.result("fail", summarise(problems, "problem"), seconds=seconds, evidence=evidence)
+        return self.result("pass", summarise(warnings, "warning") if warnings else "", seconds=seconds,
+                           evidence=evidence)
 
 
-def lint_task(task: Task) -> list[str]:
-    """Every static problem of ``task``, one line each (empty when it is clean)."""
-    problems: list[str] = []
-    problems += _schema_problems(task)
-    problems += _required_files(task)
-    problems += _image_leaks(task)
-    problems += _solution_problems(task)
-    problems += _reward_problems(task)
-    return problems
+def summarise(items: list[str], noun: str, limit: int = REASON_CHARS) -> str:
+    """One line: a single item as it is; several as "3 problems: a; b; c", cut at a whole item
+    ("; and 2 more") once the line would pass ``limit``."""
+    if len(items) == 1:
+        return items[0]
+    line = f"{len(items)} {noun}s: "
+    for i, item in enumerate(items):
+        rest = f"; and {len(items) - i} more"
+        sep = "; " if i else ""
+        if i and len(line) + len(sep) + len(item) > limit:
+            return line + rest
+        line += sep + (item if i or len(item) <= limit else item[: limit - 3] + "...")
+    return line
+
+
+def lint_findings(task: Task, *, backend: str | None = None) -> list[Finding]:
+    """Every static finding for ``task`` built on ``backend`` (default: the default backend)."""
+    findings = [Finding(p) for p in (_schema_problems(task) + _required_files(task))]
+    findings += _dockerfile_findings(task, backend or DEFAULT_BACKEND)
+    findings += [Finding(p) for p in (_image_leaks(task) + _solution_problems(task) + _reward_problems(task))]
+    return findings
+
+
+def lint_task(task: Task, *, backend: str | None = None) -> list[str]:
+    """Every static problem of ``task``, one line each (empty when it is clean); warnings left out."""
+    return [f.text for f in lint_findings(task, backend=backend) if f.level == "problem"]
 
 
 def _schema_problems(task: Task) -> list[str]:
@@ -76,8 +116,7 @@ def _schema_problems(task: Task) -> list[str]:
 def _required_files(task: Task) -> list[str]:
     out = []
     env = task.config.environment
-    has_env = ("environment/Dockerfile" in task.files or bool(env.docker_image)
-               or "environment/docker-compose.yaml" in task.files or "environment/docker-compose.yml" in task.files)
+    has_env = "environment/Dockerfile" in task.files or bool(env.docker_image) or compose_file(task) is not None
     if not has_env:
         out.append("missing environment/Dockerfile (or [environment] docker_image)")
     if not task.steps:
@@ -106,14 +145,14 @@ def _image_leaks(task: Task) -> list[str]:
     dockerfile = task.dockerfile
     if dockerfile is not None:
         for source in copy_sources(dockerfile):
-            parts = [p for p in source.replace("\\", "/").split("/") if p not in ("", ".")]
             # The build context is environment/, so the task's own tests/ and solution/ are reachable
             # only through "..". (environment/tests/ may be the app's own test suite: that is fine,
             # unless its files are copies of the verifier's, which the content check below finds.)
-            if ".." in parts:
+            if _outside_context(source):
                 out.append(f"environment/Dockerfile copies {source!r} from outside the build context "
                            "(tests/ and solution/ must stay out of the image)")
-    compose = task.files.get("environment/docker-compose.yaml") or task.files.get("environment/docker-compose.yml")
+    name = compose_file(task)
+    compose = task.files[f"environment/{name}"] if name else None
     if compose is not None and re.search(r"context:\s*['\"]?\.\.", compose.text):
         out.append("environment/docker-compose: the build context is the task directory, which holds tests/ and solution/")
     private = {}
@@ -139,53 +178,134 @@ def _is_private_path(path: str) -> bool:
     return parts[0] == "tests" and (name.endswith((".sh", ".py")) or any(w in name for w in ("test", "expect", "answer")))
 
 
-def copy_sources(dockerfile: str) -> list[str]:
-    """Build-context sources of every COPY/ADD (not ``--from=`` stage copies, not URLs)."""
-    sources: list[str] = []
-    for instruction, args in dockerfile_instructions(dockerfile):
-        if instruction not in ("COPY", "ADD"):
-            continue
-        if args.startswith("["):
-            import json
-
-            try:
-                words = [str(w) for w in json.loads(args)]
-            except ValueError:
-                continue
-        else:
-            try:
-                words = shlex.split(args, comments=False)
-            except ValueError:
-                words = args.split()
-        flags = [w for w in words if w.startswith("--")]
-        paths = [w for w in words if not w.startswith("--")]
-        if any(f.startswith("--from") for f in flags) or len(paths) < 2:
-            continue
-        sources += [p for p in paths[:-1] if "://" not in p and not p.startswith("<<")]
-    return sources
+def _outside_context(source: str) -> bool:
+    return ".." in [p for p in source.replace("\\", "/").split("/") if p not in ("", ".")]
 
 
-def dockerfile_instructions(text: str) -> list[tuple[str, str]]:
-    """(INSTRUCTION, arguments) pairs with line continuations joined and comments dropped."""
-    out: list[tuple[str, str]] = []
-    current = ""
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not current and (not line or line.startswith("#")):
-            continue
-        if current and line.startswith("#"):
-            continue
-        if line.endswith("\\"):
-            current += line[:-1] + " "
-            continue
-        current += line
-        word, _, rest = current.strip().partition(" ")
-        out.append((word.upper(), rest.strip()))
-        current = ""
-    if current.strip():
-        word, _, rest = current.strip().partition(" ")
-        out.append((word.upper(), rest.strip()))
+def _dockerfile_findings(task: Task, backend: str) -> list[Finding]:
+    """The Dockerfile's base images and COPY/ADD sources, as the builder will see them."""
+    if compose_file(task) is not None:
+        return _compose_findings(task, backend)
+    text = task.dockerfile
+    if text is None:
+        image = task.config.environment.docker_image
+        return _base_findings(image, backend) if image else []
+    try:
+        instructions = parse_dockerfile(text)
+    except BuildError as exc:
+        return [Finding(f"environment/Dockerfile: {exc.message}")]
+    context = Context(task.environment_files)
+    findings: list[Finding] = []
+    stages: set[str] = set()
+    variables: dict[str, str] = {}
+    for inst in instructions:
+        try:
+            if inst.keyword in ("ARG", "ENV"):
+                variables.update(_declared(inst, variables))
+            elif inst.keyword == "FROM":
+                findings += _from_findings(inst, variables, stages, backend)
+            elif inst.keyword in ("COPY", "ADD"):
+                findings += _missing_sources(inst, variables, context)
+        except BuildError as exc:  # an unterminated quote: the builder would stop here too
+            findings.append(Finding(f"environment/Dockerfile line {inst.line}: {exc.message}"))
+    return findings
+
+
+def _declared(inst: Instruction, variables: dict[str, str]) -> dict[str, str]:
+    """Values an ARG (defaults only) or ENV sets, so later COPY sources and FROM images expand."""
+    tokens = words(inst.args, variables)
+    if inst.keyword == "ENV" and tokens and "=" not in tokens[0]:  # the legacy "ENV KEY value" form
+        return {tokens[0]: " ".join(tokens[1:])}
+    pairs = (t.partition("=") for t in tokens)
+    return {key: value for key, eq, value in pairs if eq}
+
+
+def _unresolved(text: str, variables: dict[str, str]) -> bool:
+    """Whether ``text`` uses a variable we cannot know statically (a build arg without a default)."""
+    return any(name not in variables for name in _VAR_NAME.findall(text))
+
+
+def _from_findings(inst: Instruction, variables: dict[str, str], stages: set[str], backend: str) -> list[Finding]:
+    tokens = words(inst.args, variables)
+    if not tokens:
+        return [Finding(f"environment/Dockerfile line {inst.line}: FROM needs an image")]
+    earlier_stage = tokens[0].lower() in stages
+    if len(tokens) >= 3 and tokens[1].lower() == "as":
+        stages.add(tokens[2].lower())
+    if earlier_stage or _unresolved(inst.args.split()[0], variables):
+        return []  # an earlier stage of this Dockerfile, or an image chosen by a build arg
+    return _base_findings(tokens[0], backend)
+
+
+def _compose_findings(task: Task, backend: str) -> list[Finding]:
+    """A compose environment runs on the docker backend only; there, what it asks for must be
+    something we can honour (the same checks the backend makes before it builds anything)."""
+    if backend == "bwrap":
+        return [Finding(f"environment/{compose_file(task)}: multi-container (compose) environments run on "
+                        "the docker backend (use --backend docker)")]
+    try:
+        load_compose(task)
+    except BuildError as exc:
+        return [Finding(f"environment/{compose_file(task)}: {exc.message}")]
+    return []
+
+
+def _base_findings(image: str, backend: str) -> list[Finding]:
+    """Whether ``backend`` can have ``image``: bwrap builds FROM a local base root (resolve_base);
+    docker uses the engine's image and maps only what it lacks, so there it is a warning at most."""
+    local = backend in LOCAL_BASES
+    if image.lower() == "scratch":
+        return [Finding("FROM scratch has no local base image (use --backend docker)")] if local else []
+    mapping = resolve_base(image)
+    if mapping is None:
+        if local:
+            return [Finding(f"FROM {image} has no local base image (use --backend docker, "
+                            "or map it with AUTOENVSCALING_BASE_IMAGES)")]
+        return [Finding(f"FROM {image} has no local base image: {backend} needs the image itself "
+                        "(bwrap would refuse it)", "warning")]
+    if local and mapping.note:
+        return [Finding(f"FROM {image} is built from {mapping.base}: {mapping.note}", "warning")]
+    return []
+
+
+def _missing_sources(inst: Instruction, variables: dict[str, str], context: Context) -> list[Finding]:
+    """COPY/ADD sources that are not in the build context (environment/, after .dockerignore)."""
+    if _unresolved(inst.args, variables):
+        return []  # a source named by a build arg without a default: left to the build
+    out = []
+    for source in _sources(inst, variables):
+        if _outside_context(source):
+            continue  # reported as a leak
+        try:
+            context.resolve(source, inst)
+        except BuildError:
+            out.append(Finding(f"{inst.keyword} source {source} is not in environment/ (Dockerfile line {inst.line})"))
     return out
+
+
+def _sources(inst: Instruction, variables: dict[str, str]) -> list[str]:
+    """Build-context sources of one COPY/ADD (not ``--from=`` stage copies, heredocs or URLs)."""
+    if "from" in inst.flag:
+        return []
+    tokens = inst.exec_form() or words(inst.args, variables)
+    return [t for t in tokens[:-1] if t and not t.startswith("<<") and not re.match(r"^[a-z][a-z0-9+.-]*://|^git@", t)]
+
+
+def copy_sources(dockerfile: str) -> list[str]:
+    """Build-context sources of every COPY/ADD (not ``--from=`` stage copies, heredocs or URLs), as
+    written: variables are expanded only when the Dockerfile defines them. Unparseable text has none
+    (the lint reports why)."""
+    variables: dict[str, str] = {}
+    sources: list[str] = []
+    try:
+        for inst in parse_dockerfile(dockerfile):
+            if inst.keyword in ("ARG", "ENV"):
+                variables.update(_declared(inst, variables))
+            elif inst.keyword in ("COPY", "ADD"):
+                sources += _sources(inst, variables)
+    except BuildError:
+        return sources
+    return sources
 
 
 def _solution_problems(task: Task) -> list[str]:

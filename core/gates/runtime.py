@@ -5,6 +5,10 @@ reward key and every step), null (doing nothing scores below ``null_max``), rese
 again on a fresh sandbox: attempts must not depend on each other) and flakiness (the oracle keeps
 scoring 1). Later gates reuse earlier work through ``ctx.scratch``: the prepared environment, and the
 oracle runs, which count towards the flakiness runs.
+
+When the oracle falls short, the reason gives the cause, not only the score (runtime/trial.py's
+``trial_cause``: a failed solve.sh with its last error line, else the verifier's first real error):
+``the oracle scored 0: python: command not found``. The evidence keeps the output tails it came from.
 """
 
 from __future__ import annotations
@@ -15,13 +19,14 @@ from typing import Any
 
 from ..agents.builtin import NopAgent, OracleAgent
 from ..errors import BuildError
-from ..runtime.trial import TrialResult
+from ..runtime.trial import NO_SOLUTION, OUTPUT_TAIL, TrialResult, trial_cause
 from ..tasks import Task
 from .base import Evidence, Gate, GateContext, GateResult
 
 PREPARED = "prepared"
 BUILD_GRACE_SEC = 10.0
 ORACLE_RUNS = "oracle_runs"  # list[TrialResult]: every oracle attempt so far, in order
+EVIDENCE_AGENT_CHARS = 1000  # of a failed solution's output, kept before the verifier's in the evidence
 
 
 class BuildGate(Gate):
@@ -55,8 +60,16 @@ class BuildGate(Gate):
         ctx.scratch[PREPARED] = prepared
         evidence = Evidence(command=command, output_tail=_build_log(prepared.details),
                             values={"build_seconds": round(prepared.build_seconds, 3), "cached": prepared.cached,
-                                    "ref": prepared.ref})
+                                    "ref": prepared.ref, **_mapping(prepared.details)})
         return self.result("pass", seconds=time.monotonic() - start, evidence=[evidence])
+
+
+def _mapping(details: dict[str, Any]) -> dict[str, Any]:
+    """What the build substituted: the base image mapping and the builder's notes, when any."""
+    out = {key: details[key] for key in ("base_mapping", "base_mappings") if details.get(key)}
+    if details.get("notes"):
+        out["notes"] = list(details["notes"])
+    return out
 
 
 def _build_log(details: dict[str, Any]) -> str:
@@ -75,16 +88,33 @@ async def _prepared(task: Task, ctx: GateContext) -> Any:
 
 
 def trial_evidence(result: TrialResult, command: str) -> Evidence:
-    """What one attempt showed: the rewards, and the verifier's output (why it scored what it did)."""
+    """What one attempt showed: the rewards, the cause of a shortfall, and the verifier's output tail
+    (with the solution's, when it failed), so the one-line reason can be checked against the output."""
     step = result.steps[-1] if result.steps else None
     tail = step.verifier.output_tail if step else ""
     if step and step.trajectory.actions and step.trajectory.actions[-1].exit_code not in (0, None):
-        tail = f"[agent exit {step.trajectory.actions[-1].exit_code}] {step.trajectory.actions[-1].output[-400:]}\n{tail}"
+        action = step.trajectory.actions[-1]
+        tail = f"[agent exit {action.exit_code}] {action.output[-EVIDENCE_AGENT_CHARS:]}\n{tail}"
     values: dict[str, Any] = {"reward": result.reward, "rewards": result.rewards, "status": result.status,
                               "seconds": round(result.seconds, 3)}
     if result.error:
         values["error"] = result.error
-    return Evidence(command=command, output_tail=tail[-2000:], values=values)
+    cause = trial_cause(result)
+    if cause:
+        values["cause"] = cause
+    if result.entrypoint_output:
+        values["entrypoint_output"] = result.entrypoint_output
+    return Evidence(command=command, output_tail=tail[-(OUTPUT_TAIL + EVIDENCE_AGENT_CHARS):], values=values)
+
+
+def shortfall(result: TrialResult, what: str) -> str:
+    """The one-line reason an oracle attempt failed: what it scored, and why."""
+    cause = trial_cause(result)
+    if not result.rewards:
+        return f"{what}: {result.error or 'no reward'}" + (f" ({cause})" if cause and cause != result.error else "")
+    if cause:
+        return f"{what} scored {_rewards_text(result)}: {cause}"
+    return f"{what} scored {_rewards_text(result)} (every reward must be 1)"
 
 
 def _is_one(value: float) -> bool:
@@ -122,15 +152,13 @@ class _AttemptGate(Gate):
         return None
 
     def oracle_verdict(self, result: TrialResult, start: float, evidence: list[Evidence], what: str) -> GateResult:
+        if result.error == NO_SOLUTION:  # a task defect (lint reports it too), not an infrastructure error
+            return self.result("fail", NO_SOLUTION, seconds=time.monotonic() - start, evidence=evidence)
         abnormal = self.abnormal(result, start, evidence)
         if abnormal is not None:
             return abnormal
-        if not result.rewards:
-            return self.result("fail", f"{what}: {result.error or 'no reward'}", seconds=time.monotonic() - start,
-                               evidence=evidence)
-        if not all(_is_one(v) for v in result.rewards.values()):
-            return self.result("fail", f"{what} scored {_rewards_text(result)} (every reward must be 1)",
-                               seconds=time.monotonic() - start, evidence=evidence)
+        if not result.rewards or not all(_is_one(v) for v in result.rewards.values()):
+            return self.result("fail", shortfall(result, what), seconds=time.monotonic() - start, evidence=evidence)
         return self.result("pass", seconds=time.monotonic() - start, evidence=evidence)
 
 
@@ -205,8 +233,10 @@ class FlakinessGate(_AttemptGate):
                 return abnormal
             if not result.rewards or not all(_is_one(v) for v in result.rewards.values()):
                 evidence.append(ev.model_copy(update={"values": {**ev.values, "runs": rewards, "reused": reused}}))
+                cause = trial_cause(result)
                 return self.result("fail", f"oracle run {run + 1} of {wanted} scored {_rewards_text(result)} "
-                                   f"after {run} perfect run(s)", seconds=time.monotonic() - start, evidence=evidence)
+                                   f"after {run} perfect run(s)" + (f": {cause}" if cause else ""),
+                                   seconds=time.monotonic() - start, evidence=evidence)
         evidence.append(Evidence(command=f"oracle x{wanted}", values={"runs": rewards, "reused": reused,
                                                                         "added": wanted - reused}))
         return self.result("pass", seconds=time.monotonic() - start, evidence=evidence)

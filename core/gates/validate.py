@@ -114,8 +114,9 @@ class Validator:
 
     def __init__(self, *, host: Any, backend: Any = None, settings: GateSettings | None = None,
                  suite_tasks: list[Task] | None = None, held_out: list[str] | None = None,
-                 solver: Any = None, runner: Any = None) -> None:
+                 solver: Any = None, runner: Any = None, backend_name: str | None = None) -> None:
         self.host = host
+        self.backend_name = backend_name  # which backend lint judges for when none is attached
         self.settings = settings or GateSettings()
         unknown = sorted(set(self.settings.skip) - set(host.gates.names()))
         if unknown:
@@ -147,7 +148,8 @@ class Validator:
             raise UsageError("the build/oracle/null/reset/flaky gates need a sandbox backend",
                              hint="pass backend=make_backend('bwrap'), or skip those gates")
         return GateContext(backend=self.backend, runner=self.runner, settings=self.settings,
-                           suite_tasks=self.suite_tasks, held_out=self.held_out, solver=self.solver)
+                           suite_tasks=self.suite_tasks, held_out=self.held_out, solver=self.solver,
+                           backend_name=self.backend_name)
 
     async def validate(self, task_or_path: Task | str | os.PathLike[str], label: str | None = None) -> ValidationReport:
         return await validate_task(task_or_path, self.context, gates=self.gates, host=self.host, label=label)

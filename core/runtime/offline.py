@@ -20,9 +20,12 @@ verification time only (the agent never sees it), puts its ``bin/`` first on ``P
 ``bin/curl``
     Serves an allowlist of bootstrap URLs from local equivalents: ``https://astral.sh/uv/install.sh``
     and ``https://astral.sh/uv/<version>/install.sh`` give a script that lays out uv's installer
-    result (``uv``/``uvx`` in ``$HOME/.local/bin`` and ``$HOME/.local/bin/env``). Loopback URLs go to
-    the image's real curl (tests probing a server the agent started). Any other URL fails like an
-    unresolvable host: ``curl: (6) ... network disabled in the offline verifier``, exit 6.
+    result (``uv``/``uvx`` in ``$HOME/.local/bin`` and ``$HOME/.local/bin/env``). Local URLs (a
+    loopback address, or a name ``/etc/hosts`` maps to one) go to the image's real curl (tests probing
+    a server the agent started), or to ``libexec/curl-local`` with the image's python3 when the
+    image has no curl. Any other URL fails like an unresolvable host: ``curl: (6) ... network
+    disabled in the offline verifier``, exit 6. A failed download leaves its ``-o`` target as it
+    was (it may be ``/dev/null``, or a file the test still needs) and creates no partial file.
 ``bin/uv``, ``bin/uvx``
     ``uvx``/``uv tool run``/``uv run`` parse ``--with NAME==VER`` (also ``--from``,
     ``--with-requirements``, ``tool@version``) and run the command with the image's ``python3`` and
@@ -87,6 +90,7 @@ PYTHON_FLOOR = "3.9"
 SHIMS: dict[str, tuple[str, ...]] = {
     "apt-get": ("bin/apt-get", "bin/apt"),
     "curl": ("bin/curl",),
+    "curl-local": ("libexec/curl-local",),
     "uv": ("bin/uv", "bin/uvx"),
     "uvshim": ("libexec/uvshim",),
     "uv-install.sh": ("libexec/uv-install.sh",),

@@ -4,7 +4,9 @@ This is Harbor's trial, run by our backends: tests/ is uploaded to /tests only a
 done, the verifier writes /logs/verifier/reward.txt or reward.json, and the reward is read from that
 file (never from test.sh's exit code). Multi-step tasks run their steps in order in one sandbox, each
 with its own instruction, workdir upload, setup.sh, healthcheck, agent phase and verifier, stopping
-early when a step scores below its ``min_reward``.
+early when a step scores below its ``min_reward``. An attempt that falls short of 1 carries its cause
+(``trial_cause``): a failed solution script's last error, else the verifier output's first real error
+(``find_cause``), so reports say "python: command not found" rather than only "scored 0".
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import re
 import time
 from typing import Any
 
@@ -24,6 +27,9 @@ from ..tasks import StepConfig, Task
 from .paths import AGENT_LOGS, REWARD_JSON, REWARD_TXT, TESTS_DIR, VERIFIER_LOGS, VERIFIER_RUNTIME
 
 
+OUTPUT_TAIL = 4000  # characters of the verifier's output kept with the result (the evidence)
+
+
 class VerifierResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -33,6 +39,7 @@ class VerifierResult(BaseModel):
     seconds: float = 0.0
     timed_out: bool = False
     error: str | None = None  # why no reward could be read
+    cause: str | None = None  # the first real error in the output, when a reward fell short of 1
 
     @property
     def reward(self) -> float:
@@ -61,6 +68,7 @@ class TrialResult(BaseModel):
     steps: list[StepResult] = Field(default_factory=list)
     seconds: float = 0.0
     error: str | None = None
+    entrypoint_output: str = ""  # the tail of what the image's ENTRYPOINT printed, when it has one
 
     @property
     def reward(self) -> float:
@@ -104,6 +112,156 @@ def parse_reward(json_bytes: bytes | None, txt_bytes: bytes | None) -> tuple[dic
     return {}, "the verifier wrote no reward file"
 
 
+# -- causes: the first real error in a command's output ---------------------------------------------
+# "The oracle scored 0" says that a task is broken; the cause says why. Patterns are tiered by how
+# telling a match is, and a lower tier wins wherever it appears: pytest's summary names the failing
+# test; exceptions, missing commands and the offline shims' refusals say what broke; "No such file"
+# and "Permission denied" are common as harmless noise, so they count only when nothing more
+# specific is there. Within a tier the first line wins (for a failed script the last: its exit
+# status is its last command's).
+_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)(?:: .+)?$")  # a Python exception line
+_PYTEST_DETAIL = re.compile(r"^E {2,}\S.*")  # pytest's failure detail: E   assert 'a' == 'b'
+CAUSE_PATTERNS: tuple[tuple[int, re.Pattern[str]], ...] = tuple((tier, re.compile(rx)) for tier, rx in (
+    (0, r"^(?:FAILED|ERROR) \S+(?: - .+)?$"),  # pytest's short summary: FAILED path::test - message
+    (1, _EXCEPTION.pattern),
+    (1, _PYTEST_DETAIL.pattern),
+    (1, r"^\S+: (?:command )?not found$"),  # bash: "python: command not found", dash: "python: not found"
+    (1, r"^(?:\S*/)?env: .+: No such file or directory$"),  # #!/usr/bin/env python
+    (1, r"^curl: \(\d+\) .+"),  # curl and the offline curl shim
+    (1, r"^(?:error|fatal|E|ERROR): .+"),  # uv/uvx shims, git, apt (and its shim), pip
+    (1, r"^\S+: unable to resolve host address .+"),  # wget
+    (1, r"(?:^|\d+ )(?:Killed|Segmentation fault|Aborted|Bus error)(?: \(core dumped\))?\b.*"),
+    (2, r"No such file or directory"),
+    (2, r"Permission denied"),
+    (2, r"Network is unreachable|Temporary failure in name resolution|Connection refused|Could not resolve host"),
+))
+CAUSE_CHARS = 200
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# What bash and dash put before an error: "/tests/test.sh: line 3: ", "sh: 1: ".
+_SHELL_PREFIX = re.compile(r"^(?:\S+: line \d+: |\S+: \d+: )+")
+_ENV_MISSING = re.compile(r"^(?:\S*/)?env: ['\u2018\"]?(.+?)['\u2019\"]?: No such file or directory$")
+_TRACEBACK = "Traceback (most recent call last):"
+_RAISED = re.compile(r"^[A-Za-z_][\w.]*(?:: .*)?$")  # what ends a traceback, whatever the exception's name
+_CHAINED = ("During handling of the above exception, another exception occurred:",
+            "The above exception was the direct cause of the following exception:")
+
+
+def _clean_line(line: str) -> str:
+    line = _SHELL_PREFIX.sub("", _ANSI.sub("", line).strip())
+    missing = _ENV_MISSING.match(line)
+    if missing:  # "/usr/bin/env: 'python': No such file or directory" is a missing command
+        return f"{missing.group(1)}: No such file or directory"
+    if line.startswith(("FAILED ", "ERROR ")):  # the test's own name says enough; drop its directory
+        verdict, _, rest = line.partition(" ")
+        test, sep, message = rest.partition(" - ")
+        path, colons, name = test.partition("::")
+        line = f"{verdict} {path.rsplit('/', 1)[-1]}{colons}{name}{sep}{message}"
+    elif line.startswith("E "):
+        line = "E   " + line[1:].strip()
+    return line
+
+
+def _traceback_end(lines: list[str], start: int) -> tuple[int | None, int]:
+    """(index of the exception line that ends the traceback at ``start``, index after it). Chained
+    tracebacks ("During handling of the above exception ...") end at the last exception: the one
+    the program died of, whose message its author chose."""
+    exception, i = None, start + 1
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if not line or line[0].isspace():
+            continue
+        if not _RAISED.match(line):
+            return exception, i - 1
+        exception = i - 1
+        following = next((j for j in range(i, len(lines)) if lines[j].strip()), None)
+        if following is None or lines[following].strip() not in _CHAINED:
+            return exception, i
+        nxt = next((j for j in range(following + 1, len(lines)) if lines[j].strip() == _TRACEBACK), None)
+        if nxt is None:
+            return exception, i
+        i = nxt + 1
+    return exception, i
+
+
+def find_cause(text: str, *, last: bool = False) -> str | None:
+    """The most telling error line of a command's output, cleaned to one short line, or None.
+
+    A Python traceback gives its exception line; the lowest tier of ``CAUSE_PATTERNS`` wins, and
+    among its matches the first (``last``: the last) line."""
+    lines = [_SHELL_PREFIX.sub("", _ANSI.sub("", raw).rstrip()) for raw in text.splitlines()]
+    best: tuple[int, int] | None = None  # (tier, line index)
+    i = 0
+    while i < len(lines):
+        line = lines[i].strip()
+        if line == _TRACEBACK:
+            index, i = _traceback_end(lines, i)
+            candidates = [(1, index)] if index is not None else []
+        else:
+            candidates = [(tier, i) for tier, rx in CAUSE_PATTERNS if rx.search(line)][:1]
+            i += 1
+        for tier, index in candidates:
+            if best is None or tier < best[0] or (tier == best[0] and last):
+                best = (tier, index)
+    if best is None:
+        return None
+    line = _clean_line(lines[best[1]])
+    if best[0] == 0 and (line.endswith("...") or " - " not in line):
+        line = _with_detail(line, lines)
+    return _clip(line)
+
+
+def _with_detail(summary: str, lines: list[str]) -> str:
+    """pytest cuts its summary line to the terminal's width ("AssertionError: answer....") and gives
+    none for a collection error ("ERROR test_x.py"); the first ``E`` line has the whole message
+    (failures are listed in summary order)."""
+    detail = next((line.strip()[1:].strip() for line in lines if _PYTEST_DETAIL.match(line.strip())), None)
+    return f"{summary.split(' - ', 1)[0]} - {detail}" if detail else summary
+
+
+def _clip(line: str) -> str:
+    return line if len(line) <= CAUSE_CHARS else line[: CAUSE_CHARS - 3] + "..."
+
+
+NO_SOLUTION = "no solution/solve.sh: the oracle has nothing to run"
+
+
+def missing_solution(task: Task) -> bool:
+    """Whether the oracle would have nothing to run on some step (or on the task)."""
+    from ..agents.builtin import solution_files
+
+    return any("solve.sh" not in solution_files(task, step) for step in (task.steps or [None]))
+
+
+def trial_cause(result: TrialResult) -> str | None:
+    """Why an attempt fell short of 1, in one line: a failed or timed-out solution script (the
+    oracle's), else the first real error in the verifier's output, else why no reward was read."""
+    step = next((s for s in result.steps if s.verifier.error or not s.verifier.rewards
+                 or any(v < 1.0 for v in s.verifier.rewards.values())), None)
+    if step is None:
+        return result.error if result.status != "ok" else None
+    where = "" if step.name == "main" else f"step {step.name}: "
+    solution = _solution_failure(step.trajectory)
+    cause = solution or step.verifier.cause or step.verifier.error
+    return where + cause if cause else None
+
+
+def _solution_failure(trajectory: Trajectory) -> str | None:
+    if trajectory.agent != "oracle" or not trajectory.actions:
+        return None
+    action = trajectory.actions[-1]
+    if action.timed_out:
+        return f"solution/solve.sh timed out after {action.seconds:.0f}s"
+    if action.exit_code in (0, None):
+        return None
+    lines = [line.strip() for line in action.output.splitlines() if line.strip()]
+    why = find_cause(action.output, last=True) or (_clip(lines[-1]) if lines else "no output")
+    return f"solution/solve.sh exited {action.exit_code}: {why}"
+
+
+ENTRYPOINT_OUTPUT_CHARS = 2000
+
+
 class TrialRunner:
     """Runs attempts of tasks with one backend. ``offline_runtime`` supplies the verifier toolchain
     (see runtime/offline.py) uploaded at verification time when the sandbox has no network."""
@@ -120,6 +278,9 @@ class TrialRunner:
 
     async def run(self, task: Task, agent: Agent, *, prepared: PreparedEnvironment | None = None) -> TrialResult:
         start = time.monotonic()
+        if agent.name == "oracle" and missing_solution(task):
+            # Verifying an attempt that never ran would score 0 and blame the tests: say what is missing.
+            return TrialResult(task=task.name, agent=agent.name, status="error", error=NO_SOLUTION)
         sandbox: Sandbox | None = None
         steps: list[StepResult] = []
         try:
@@ -144,7 +305,8 @@ class TrialRunner:
             status = "timeout" if any(s.verifier.timed_out for s in steps) else "ok"
             errors = [s.verifier.error for s in steps if s.verifier.error]
             return TrialResult(task=task.name, agent=agent.name, status=status, rewards=rewards, steps=steps,
-                               seconds=time.monotonic() - start, error=errors[0] if errors else None)
+                               seconds=time.monotonic() - start, error=errors[0] if errors else None,
+                               entrypoint_output=sandbox.entrypoint_output()[-ENTRYPOINT_OUTPUT_CHARS:])
         except AESError as exc:
             return TrialResult(task=task.name, agent=agent.name, status="error", steps=steps,
                                seconds=time.monotonic() - start, error=exc.message)
@@ -205,12 +367,29 @@ class TrialRunner:
             await sandbox.exec(f"rm -rf {VERIFIER_RUNTIME}", timeout=30)
         if result.timed_out:
             error = f"verifier timed out after {timeout:g}s"
-        return VerifierResult(rewards=rewards, exit_code=result.exit_code, output_tail=result.tail(2000),
-                              seconds=result.seconds, timed_out=result.timed_out, error=error)
+        short = error is not None or any(v < 1.0 for v in rewards.values())
+        # The cause comes from the whole captured output: the first error is rarely in the tail.
+        cause = find_cause(result.stdout + "\n" + result.stderr) if short else None
+        return VerifierResult(rewards=rewards, exit_code=result.exit_code, output_tail=result.tail(OUTPUT_TAIL),
+                              seconds=result.seconds, timed_out=result.timed_out, error=error, cause=cause)
 
 
 def trial_summary(result: TrialResult) -> dict[str, Any]:
-    """A JSON-friendly summary of a trial for the CLI and reports."""
+    """A JSON-friendly summary of a trial for the CLI and reports. ``cause``: why it fell short of 1
+    (see trial_cause); ``reason``: one line saying what happened, cause included."""
+    cause = trial_cause(result)
     return {"task": result.task, "agent": result.agent, "status": result.status, "reward": result.reward,
             "rewards": result.rewards, "seconds": round(result.seconds, 3), "error": result.error,
-            "commands": sum(s.trajectory.n_commands for s in result.steps)}
+            "commands": sum(s.trajectory.n_commands for s in result.steps), "cause": cause,
+            "reason": trial_reason(result)}
+
+
+def trial_reason(result: TrialResult) -> str:
+    """One line: the error of an attempt that did not complete, else its score and the cause."""
+    cause = trial_cause(result)
+    if result.status != "ok":
+        return result.error or result.status
+    scores = ", ".join(f"{k}={v:g}" for k, v in result.rewards.items()) if len(result.rewards) > 1 else f"{result.reward:g}"
+    if not result.rewards:
+        return f"no reward: {cause or result.error or 'the verifier wrote no reward file'}"
+    return f"scored {scores}" + (f": {cause}" if cause else "")

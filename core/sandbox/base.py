@@ -143,6 +143,11 @@ class Sandbox(abc.ABC):
     async def close(self) -> None:
         """Kill everything and discard the attempt's state (idempotent)."""
 
+    def entrypoint_output(self) -> str:
+        """The tail of what the image's ENTRYPOINT printed ("" when it has none or the backend does not
+        run it). Backends that start the entrypoint override this."""
+        return ""
+
     # -- conveniences built on the archive primitives -----------------------------------------
     async def upload_files(self, files: Mapping[str, bytes | tuple[bytes, bool]], remote_dir: str) -> None:
         """Upload ``{relative path: bytes or (bytes, executable)}`` under ``remote_dir``."""

@@ -4,11 +4,16 @@
 ``create`` gives one attempt its own writable layer: a size-capped tmpfs upper directory of an
 overlay whose lower layers are the prepared stack, mounted once at ``start``. Every exec then runs
 
-    fork -> join the attempt's cgroups, rlimits, no_new_privs, drop to host uid SANDBOX_UID -> exec bwrap
+    fork -> join the attempt's cgroups, rlimits, no_new_privs, its network namespace, drop to host
+            uid SANDBOX_UID, enter the attempt's user namespace (ids 0-65535 -> SANDBOX_UID + id) -> exec bwrap
 
-with fresh user, pid, network, ipc, uts and cgroup namespaces, uid 0 inside, a new /proc and /dev,
-a clean environment and no network unless the policy grants the task's request. When an exec returns
-(or times out) its pid namespace is gone, so nothing it started survives, setsid'd daemons included.
+with fresh pid, ipc, uts and cgroup namespaces, a new /proc and /dev, a clean environment and no
+network but the attempt's own loopback unless the policy grants the task's request. When an exec
+returns (or times out) its pid namespace is gone, so nothing it started survives, setsid'd daemons
+included. The one exception is the image's ENTRYPOINT: it is started at sandbox start, as Docker
+starts it, with the arguments Harbor's containers get (``sh -c "sleep infinity"``), runs in its own
+pid namespace for the whole attempt, shares the attempt's loopback (so its services answer every
+command), and its output is kept (``entrypoint_output``).
 Files move in and out by running tar *inside* the sandbox, so a symlink planted by the agent can never
 redirect a host-side read or write.
 """
@@ -16,6 +21,8 @@ redirect a host-side read or write.
 from __future__ import annotations
 
 import asyncio
+import os
+import time
 import weakref
 from pathlib import Path, PurePosixPath
 from typing import Mapping
@@ -32,7 +39,8 @@ from .base import (
     SandboxPolicy,
 )
 from .dockerfile import build_environment, plan_build
-from .isolation import DEFAULT_PATH, HOSTNAME, INSTALL_HINT, SANDBOX_UID, Jail, cleanup_stale, host_facts, limits_for
+from .isolation import (DEFAULT_PATH, HOSTNAME, INSTALL_HINT, SANDBOX_UID, UID_RANGE, Identity, Jail, Service,
+                        cleanup_stale, host_facts, limits_for)
 from .rootfs import LayerStore, base_rootfs_built
 
 ARCHIVE_LIMIT = 512 * 1024 * 1024  # get_archive refuses more than this (host memory)
@@ -41,6 +49,10 @@ _PUT = 'mkdir -p -- "$1" && exec tar -x -f - -C "$1" --no-same-owner'
 _GET = 'cd -- "$1" 2>/dev/null || exit 44; [ -e "$2" ] || [ -L "$2" ] || exit 44; exec tar -c -f - -- "$2"'
 _MISSING = 44
 _cleaned = False
+# The arguments Harbor's compose file gives the main container; an ENTRYPOINT ending in `exec "$@"`
+# then idles like any other task container.
+KEEPALIVE = ["sh", "-c", "sleep infinity"]
+ENTRYPOINT_SETTLE = float(os.environ.get("AUTOENVSCALING_ENTRYPOINT_SETTLE", "20"))
 
 
 class BwrapBackend(SandboxBackend):
@@ -94,11 +106,14 @@ class BwrapBackend(SandboxBackend):
             limits += f", cpu {self.policy.cpu_seconds}s"
         return [
             Protection(name="unprivileged host uid", active=ns,
-                       detail=f"sandbox processes run as host uid {SANDBOX_UID}, root only inside a user namespace"),
+                       detail=f"ids 0-{UID_RANGE - 1} inside are host ids {SANDBOX_UID}-{SANDBOX_UID + UID_RANGE - 1} "
+                              f"(root only inside its user namespace; USER accounts are unprivileged there too)"),
             Protection(name="pid/ipc/uts/cgroup/mount namespaces", active=ns,
-                       detail="bwrap --unshare-all with a fresh /proc and /dev; host processes are invisible"),
+                       detail="a user namespace per attempt; new pid/ipc/uts/cgroup/mount namespaces per command, "
+                              "a fresh /proc and /dev; host processes are invisible"),
             Protection(name="loopback-only network", active=ns,
-                       detail=f"own network namespace (host 127.0.0.1 unreachable); internet {net}"),
+                       detail=f"the attempt's own network namespace, shared by its commands and its ENTRYPOINT "
+                              f"(host 127.0.0.1 unreachable); internet {net}"),
             Protection(name="copy-on-write layer per attempt", active=facts.overlay and facts.root,
                        detail="overlayfs over the prepared layers; attempts never see each other's files"),
             Protection(name="storage cap", active=facts.root,
@@ -130,7 +145,8 @@ class BwrapSandbox(Sandbox):
                          pids=max(policy.pids, 8), limits=limits_for(policy), network=policy.network_for(task),
                          storage_mb=max(policy.storage_for(task), 8))
         self._lock = asyncio.Lock()
-        self._users: dict[str | None, tuple[int, int, str]] = {}
+        self._users: dict[str | None, Identity] = {}
+        self.entrypoint: Service | None = None
         # A sandbox dropped without close() still releases its mounts and cgroups.
         self._finalizer = weakref.finalize(self, self.jail.close)
 
@@ -144,8 +160,64 @@ class BwrapSandbox(Sandbox):
                 self._finalizer()  # a failed start leaves nothing behind (no __aexit__ follows it)
                 why = out.stderr.decode(errors="replace")[-200:]
                 raise SandboxError(f"cannot create workdir {self.workdir}: {why}")
+        if self.prepared.details.get("entrypoint"):
+            try:
+                await self._start_entrypoint(self.prepared.details["entrypoint"])
+            except BaseException:
+                self._finalizer()
+                raise
 
-    async def _identity(self, user: str | None) -> tuple[int, int, str]:
+    async def _start_entrypoint(self, entrypoint: list[str]) -> None:
+        """Run the image's ENTRYPOINT as the container's first process, then wait until it settled:
+        it reached `sleep infinity` (exec "$@") or serves on a port, and stopped changing."""
+        identity = await self._identity(None)
+        self.entrypoint = await self.jail.spawn([*entrypoint, *KEEPALIVE], env={"HOME": identity.home, **self.env},
+                                                cwd=self.workdir, identity=identity, name="entrypoint")
+        deadline = time.monotonic() + ENTRYPOINT_SETTLE
+        last, stable_since = None, time.monotonic()
+        while True:
+            await asyncio.sleep(0.05)
+            if not self.entrypoint.running:
+                await asyncio.sleep(0.05)  # let the reader take the last output
+                lines = [ln for ln in self.entrypoint.output().splitlines() if ln.strip()]
+                raise SandboxError(f"the image's ENTRYPOINT {' '.join(entrypoint)[:80]} exited with code "
+                                   f"{self.entrypoint.exit_code} at sandbox start: {lines[-1][:200] if lines else 'no output'}",
+                                   hint='an ENTRYPOINT must keep running or end with exec "$@" (the container '
+                                        'command is sh -c "sleep infinity")')
+            idle, listening, procs = self._entrypoint_state()
+            state = (procs, listening)
+            now = time.monotonic()
+            if state != last:
+                last, stable_since = state, now
+            if (idle or listening) and now - stable_since >= 0.3:
+                return
+            if now > deadline:
+                return  # still running and still busy: a foreground service; carry on as Docker would
+
+    def _entrypoint_state(self) -> tuple[bool, frozenset[str], frozenset[int]]:
+        """(reached sleep infinity, listening sockets, processes) of the attempt, read from /proc."""
+        procs = frozenset(self.jail.cgroups.pids_in())
+        idle = False
+        for pid in procs:
+            try:
+                idle = idle or Path(f"/proc/{pid}/cmdline").read_bytes() == b"sleep\0infinity\0"
+            except OSError:
+                continue
+        listening: set[str] = set()
+        assert self.entrypoint is not None
+        for table in ("tcp", "tcp6"):
+            try:
+                rows = Path(f"/proc/{self.entrypoint.proc.pid}/net/{table}").read_text().splitlines()[1:]
+            except OSError:
+                continue
+            listening.update(row.split()[1] for row in rows if len(row.split()) > 3 and row.split()[3] == "0A")
+        return idle, frozenset(listening), procs
+
+    def entrypoint_output(self) -> str:
+        """What the image's ENTRYPOINT printed so far (its last 16 KiB), or "" without one."""
+        return self.entrypoint.output() if self.entrypoint else ""
+
+    async def _identity(self, user: str | None) -> Identity:
         spec = user if user is not None else self.prepared.user
         if spec not in self._users:
             self._users[spec] = await self.jail.identity(spec)
@@ -157,10 +229,10 @@ class BwrapSandbox(Sandbox):
         if len(command.encode()) > 120_000:  # the kernel's limit for one argument is 128 KiB
             raise SandboxError("command longer than 120 KB", hint="upload a script and run that instead")
         async with self._lock:
-            uid, gid, home = await self._identity(user)
-            full_env = {"HOME": home, **self.env, **(env or {})}
+            identity = await self._identity(user)
+            full_env = {"HOME": identity.home, **self.env, **(env or {})}
             out = await self.jail.run([self.shell, "-c", command], env=full_env, cwd=cwd or self.workdir,
-                                      uid=uid, gid=gid, stdin=stdin, timeout=timeout, limit=output_limit)
+                                      identity=identity, stdin=stdin, timeout=timeout, limit=output_limit)
         return ExecResult(command=command, exit_code=out.exit_code,
                           stdout=out.stdout.decode("utf-8", errors="replace"),
                           stderr=out.stderr.decode("utf-8", errors="replace"),

@@ -4,14 +4,22 @@ Why it is built this way (facts in DESIGN.md section 6):
 
 - One long-lived container per attempt, and every command is an exec into it. podman takes ~20 s to
   report that a detached container exited, so we never run-and-wait.
-- pid 1 is a shell blocked on a private fifo. It never exits on its own, and bash as pid 1 reaps the
-  orphans that commands leave behind (dash does not, hence bash when the image has it).
+- The container's command is a shell blocked on a private fifo (the init), appended to the image's
+  ENTRYPOINT as Docker does: an entrypoint that starts services and ends with ``exec "$@"`` runs them
+  first. The init never exits on its own, and bash as pid 1 reaps the orphans that commands leave
+  behind (dash does not, hence bash when the image has it). Once it runs it leaves a marker; the
+  processes alive then (the entrypoint's services, after they settle) are the sandbox's own.
 - Each command runs under a small wrapper that, when the command ends, SIGKILLs every other process
-  in the container until none is left (``kill -9 -1`` spares only pid 1 and the caller), so nothing a
-  command started survives it, ``setsid`` daemons included. On a timeout a root exec does the same
-  sweep from outside. Commands in one sandbox therefore run one at a time.
-- Images cannot be pulled: base images come from the local Debian root filesystem and task images
+  in the container until none is left, so nothing a command started survives it, ``setsid`` daemons
+  included. Without entrypoint processes that is ``kill -9 -1`` (it spares only pid 1 and the
+  caller); with them, every process not in the ready-time set (pid and start time, so a reused pid
+  is not spared) is killed, round after round. On a timeout a root exec does the same sweep from
+  outside. Commands in one sandbox therefore run one at a time. The entrypoint's output (the
+  container's log) is kept on the sandbox and quoted when the container dies.
+- Images cannot be pulled: base images come from the local Debian root filesystems and task images
   are built through the engine and cached (docker_images.py).
+- docker-compose tasks (compose.py): ``main`` is this sandbox, on a private network shared with the
+  task's sidecars, which start first in depends_on order and are removed with it.
 - Limits come from the policy: no network (loopback only), memory without swap, pids, CPUs, all
   capabilities dropped but the few that let root act as root inside, no-new-privileges, low explicit
   ulimits (podman fails to start containers without them here), and a storage cap only where the
@@ -34,15 +42,18 @@ import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any, Callable, Mapping, TypeVar
 
 from ..errors import BuildError, MissingPrerequisite, SandboxError
 from ..tasks import Task
 from .base import DEFAULT_OUTPUT_LIMIT, ExecResult, PreparedEnvironment, Protection, Sandbox, SandboxBackend, make_tar
-from .docker_images import BASE_REPO, LABEL, ImageStore, docker_errors, env_tag, short_error
+from .compose import (MAIN, MAIN_IMAGE, BuildSpec, ComposeGroup, ComposeSpec, HostGuard, Service, check_health_conditions,
+                      image_healthcheck, load_compose)
+from .docker_images import BASE_REPO, LABEL, BuildPlan, ImageStore, docker_errors, short_error
 from .podman import SYSTEM_SOCKET, docker_host
-from .rootfs import map_base_image
+from .rootfs import resolve_base
 
 T = TypeVar("T")
 
@@ -58,17 +69,34 @@ GO_MODE_SYMLINK = 1 << 27  # os.ModeSymlink in the engine's (Go) file-mode bits 
 FIX_HINT = (f"start Docker, or serve podman's Docker API: `podman system service --time=0 unix://{SYSTEM_SOCKET} &` "
             f"then `export DOCKER_HOST=unix://{SYSTEM_SOCKET}` (.ci/podman.sh does both)")
 
-# pid 1: open a fifo read-write (so reads block forever), unlink it, then wait on it. It installs no
-# signal handler, so nothing inside can stop it (pid 1 ignores signals it does not handle); the
-# engine stops it with SIGKILL (stop_signal), so removing the container never waits.
+READY_TIMEOUT = 30.0  # how long an image's ENTRYPOINT may take to run the container's command
+SETTLE_SECONDS = 0.25  # the ready-time process set is taken once it stays the same this long
+LOG_TAIL = 50  # lines of the container's own output (its entrypoint's) kept on the sandbox
+READY_MARKER = "/dev/.autoenvscaling-ready"
+
+# The init: open a fifo read-write (so reads block forever), unlink it, say it runs, then wait on
+# the fifo. It installs no signal handler, so as pid 1 nothing inside can stop it (pid 1 ignores
+# signals it does not handle); the engine stops it with SIGKILL (stop_signal), so removing the
+# container never waits.
 _INIT = ("f=/dev/.autoenvscaling-init-$$; mkfifo \"$f\" && exec 3<>\"$f\" && rm -f \"$f\" || exit 1; "
-         "while :; do read -r _ <&3; done")
+         f": > {READY_MARKER}; while :; do read -r _ <&3; done")
 _LAUNCH = f"if command -v bash >/dev/null 2>&1; then exec bash -c {shlex.quote(_INIT)}; fi; {_INIT}"
-# Kill every process but pid 1 and ourselves until none is left (bounded: zombies count while pid 1
-# has not reaped them yet).
-_SWEEP = "i=0; while [ $i -lt 1000 ] && kill -9 -1 2>/dev/null; do i=$((i+1)); done"
-# The command wrapper: $1 command, $2 working directory, $3 file to read stdin from ("" = none).
-_WRAPPER = (f'cd -- "$2" || exit 1; if command -v bash >/dev/null 2>&1; then s=bash; else s=sh; fi; '
+# Each process as "pid:starttime" (field 22 of /proc/PID/stat; the name before it may hold spaces),
+# skipping the listing shell itself. Builtins only: a forked helper would list itself.
+_EACH_PROCESS = ('for d in /proc/[0-9]*; do p=${d#/proc/}; [ "$p" = $$ ] && continue; '
+                 '{ read -r s < "$d/stat"; } 2>/dev/null || continue; r=${s##*) }; set -- $r; ')
+_SNAPSHOT = _EACH_PROCESS + 'printf "%s:%s " "$p" "${20}"; done'
+# Kill every process but pid 1, the caller and (when $spare lists any) the sandbox's own processes,
+# until none is left (bounded: zombies count while pid 1 has not reaped them yet, so they are
+# skipped where we list processes ourselves).
+_SWEEP = ('if [ -z "$spare" ]; then i=0; while [ $i -lt 1000 ] && kill -9 -1 2>/dev/null; do i=$((i+1)); done; '
+          'else i=0; while [ $i -lt 1000 ]; do n=0; '
+          + _EACH_PROCESS +
+          '[ "$p" = 1 ] || [ "$1" = Z ] && continue; case " $spare " in *" $p:${20} "*) continue;; esac; '
+          'kill -9 "$p" 2>/dev/null && n=$((n+1)); done; [ $n = 0 ] && break; i=$((i+1)); done; fi')
+# The command wrapper: $1 command, $2 working directory, $3 file to read stdin from ("" = none),
+# $4 the sandbox's own processes ("pid:start ...", "" = none).
+_WRAPPER = (f'spare=$4; cd -- "$2" || exit 1; if command -v bash >/dev/null 2>&1; then s=bash; else s=sh; fi; '
             f'if [ -n "$3" ]; then "$s" -c "$1" <"$3"; rc=$?; rm -f -- "$3"; else "$s" -c "$1" </dev/null; rc=$?; fi; '
             f'{_SWEEP}; exit $rc')
 _PROBE = ("grep -E '^(CapBnd|NoNewPrivs):' /proc/self/status; "
@@ -109,6 +137,7 @@ class DockerBackend(SandboxBackend):
         self._pool = ThreadPoolExecutor(max_workers=64, thread_name_prefix="aes-docker")
         self.images = ImageStore(lambda: self.client, self.cache_dir)
         self._storage_opt: bool | None = None  # does the engine accept storage_opt? (None: not tried)
+        self.ready_timeout = READY_TIMEOUT
         self._observed: dict[str, Protection] = {}
 
     @classmethod
@@ -150,74 +179,143 @@ class DockerBackend(SandboxBackend):
     async def prepare(self, task: Task) -> PreparedEnvironment:
         start = time.monotonic()
         await self.call(lambda: self.client, what="connect")  # MissingPrerequisite in one line, early
-        env = task.config.environment
-        if any(name in task.environment_files for name in ("docker-compose.yaml", "docker-compose.yml", "compose.yaml")):
-            raise BuildError(f"task {task.name}: docker-compose environments are not supported yet",
-                             hint="describe the environment with environment/Dockerfile")
-        if task.dockerfile is None:
-            if not env.docker_image:
-                raise BuildError(f"task {task.name} has no environment/Dockerfile and no [environment].docker_image",
-                                 hint="add environment/Dockerfile (FROM ubuntu:24.04 is the usual start)")
-            ref = await self.call(self.images.resolve, env.docker_image, timeout=None, what="base image")
-            image, cached, log = ref, True, ""
-        else:
-            dockerfile, bases = await self.call(self.images.render_dockerfile, task.dockerfile, timeout=None,
-                                                what="base image")
-            image, cached, log = await self._build(task, dockerfile, bases)
-        attrs = await self.call(self.client.api.inspect_image, image, what="inspect image")
-        config = attrs.get("Config") or {}
-        image_env = dict(item.split("=", 1) for item in config.get("Env") or [] if "=" in item)
-        return PreparedEnvironment(
-            backend=self.name, ref=attrs["Id"], workdir=env.workdir or config.get("WorkingDir") or "/",
-            env=image_env, user=config.get("User") or None, build_seconds=time.monotonic() - start,
-            cached=cached, details={"image": image, "output_tail": log})
+        spec = load_compose(task)
+        budget = _Budget(task.config.environment.build_timeout_sec)
+        if spec is None:
+            main = await self._image_of(task, self._main_service(task), budget)
+            return self._prepared(task, main, start)
+        services: dict[str, Service] = {}
+        built: dict[str, _Image] = {}
+        for name in [MAIN, *(n for n in spec.order if n != MAIN)]:  # main first: sidecars may run its image
+            service = spec.services[name]
+            runs_main = service.build is None and (service.image or "").startswith(MAIN_IMAGE)
+            built[name] = built[MAIN] if runs_main else await self._image_of(task, service, budget)
+            check = service.healthcheck or (None if service.healthcheck_disabled else image_healthcheck(built[name].config))
+            services[name] = service.model_copy(update={"image_id": built[name].id, "healthcheck": check})
+        spec = spec.with_services(services)
+        check_health_conditions(spec)
+        others = [built[n] for n in spec.order if n != MAIN and built[n] is not built[MAIN]]
+        return self._prepared(task, built[MAIN], start, spec=spec, others=others)
 
-    async def _build(self, task: Task, dockerfile: str, bases: list[str]) -> tuple[str, bool, str]:
-        """Build (or reuse) the task's image within its build timeout: (tag, cached, output tail)."""
-        files = {rel: (f.data, f.executable) for rel, f in task.environment_files.items() if rel != "Dockerfile"}
-        files["Dockerfile"] = (dockerfile.encode(), False)
-        tag = env_tag(files, bases)
-        limit = task.config.environment.build_timeout_sec
+    @staticmethod
+    def _main_service(task: Task) -> Service:
+        env = task.config.environment
+        if task.dockerfile is None and not env.docker_image:
+            raise BuildError(f"task {task.name} has no environment/Dockerfile and no [environment].docker_image",
+                             hint="add environment/Dockerfile (FROM ubuntu:24.04 is the usual start)")
+        return Service(name=MAIN, build=BuildSpec() if task.dockerfile is not None else None, image=env.docker_image)
+
+    def _prepared(self, task: Task, main: "_Image", start: float, *, spec: ComposeSpec | None = None,
+                  others: list["_Image"] | None = None) -> PreparedEnvironment:
+        config = main.config
+        image_env = dict(item.split("=", 1) for item in config.get("Env") or [] if "=" in item)
+        images = [main, *(others or [])]
+        details: dict[str, Any] = {
+            "image": main.ref, "output_tail": "\n".join(i.log for i in images if i.log)[-4000:],
+            "entrypoint": config.get("Entrypoint") or None,
+            # Every external FROM (sidecars' too) and what it became; base_mapping is main's last one,
+            # the final stage's base unless that stage starts FROM an earlier one.
+            "base_mappings": [m for image in images for m in image.mappings],
+            "base_mapping": main.mappings[-1] if main.mappings else None,
+            "notes": [n for image in images for n in image.notes] + list(spec.notes if spec else ()),
+        }
+        if spec is not None:
+            details["compose"] = spec.model_dump(mode="json")
+        workdir = (task.config.environment.workdir or (spec.main.working_dir if spec else None)
+                   or config.get("WorkingDir") or "/")
+        return PreparedEnvironment(
+            backend=self.name, ref=main.id, workdir=workdir, env=image_env, user=config.get("User") or None,
+            build_seconds=time.monotonic() - start, cached=all(i.cached for i in images), details=details)
+
+    async def _image_of(self, task: Task, service: Service, budget: "_Budget") -> "_Image":
+        """A service's image: built from its build spec (cached by content), or its ``image:``
+        resolved to one the engine has."""
+        where = "" if service.name == MAIN else f"service {service.name}: "
+        if service.build is None:
+            assert service.image is not None
+            ref, mapping = await self.call(self.images.resolve_mapping, service.image, timeout=None, what="base image")
+            image = _Image(ref=ref, cached=True, mappings=[mapping])
+        else:
+            plan = await self.call(self._plan, task, service.build, timeout=None, what="base image")
+            try:
+                cached, log = await self._build(task, plan, budget)
+            except BuildError as exc:
+                raise BuildError(where + str(exc), hint=exc.hint) from exc
+            image = _Image(ref=plan.tag, cached=cached, log=log, mappings=list(plan.mappings), notes=list(plan.notes))
+        attrs = await self.call(self.client.api.inspect_image, image.ref, what="inspect image")
+        image.id, image.config = attrs["Id"], attrs.get("Config") or {}
+        image.notes += [f"{where}FROM {m['image']}: {m['note']}" for m in image.mappings if m.get("note")]
+        return image
+
+    def _plan(self, task: Task, build: BuildSpec) -> BuildPlan:
+        prefix = f"{build.context}/" if build.context else ""
+        files = {rel[len(prefix):]: (f.data, f.executable) for rel, f in task.environment_files.items()
+                 if rel.startswith(prefix)}
+        if build.inline is not None:
+            text, dockerfile = build.inline, "Dockerfile"
+        else:
+            text, dockerfile = task.files[f"environment/{prefix}{build.dockerfile}"].text, build.dockerfile
+        return self.images.plan_build(text, files, dockerfile=dockerfile, buildargs=build.args, target=build.target)
+
+    async def _build(self, task: Task, plan: BuildPlan, budget: "_Budget") -> tuple[bool, str]:
+        """Build (or reuse) one image within what is left of the task's build timeout."""
         cancelled = threading.Event()
+        started = time.monotonic()
         try:
-            cached, log = await asyncio.wait_for(self.in_pool(self.images.build, tag, make_tar(files), cancelled), limit)
+            return await asyncio.wait_for(self.in_pool(self.images.build, plan, cancelled), budget.left())
         except asyncio.TimeoutError:
             cancelled.set()  # the engine may still finish the build: it must not be tagged (cached) then
-            raise BuildError(f"task {task.name}: build timed out after {limit:g}s",
+            raise BuildError(f"task {task.name}: build timed out after {budget.limit:g}s",
                              hint="raise [environment].build_timeout_sec in task.toml") from None
         except docker_errors().DockerException as exc:
             raise BuildError(f"task {task.name}: docker build failed: {short_error(exc)}") from exc
-        return tag, cached, log
+        finally:
+            budget.spend(time.monotonic() - started)
 
     # -- sandboxes ----------------------------------------------------------------------------
     async def create(self, task: Task, prepared: PreparedEnvironment) -> Sandbox:
         return DockerSandbox(self, task, prepared)
 
-    def container_settings(self, task: Task, prepared: PreparedEnvironment) -> dict[str, Any]:
-        """Keyword arguments for ``containers.create``: the policy's limits for this task."""
+    def labels(self, task: Task) -> dict[str, str]:
+        """What marks our containers, networks and volumes (``remove_stale`` finds a dead owner's)."""
+        return {LABEL: "sandbox", f"{LABEL}.task": task.name[:200], f"{LABEL}.pid": str(os.getpid()),
+                f"{LABEL}.host": socket.gethostname()}
+
+    def hardening(self, task: Task, *, add_caps: list[str] | None = None,
+                  drop_caps: list[str] | None = None) -> dict[str, Any]:
+        """The policy's limits and privileges, for every container of an attempt (sidecars too, which
+        may add capabilities of CAPABILITIES back after dropping some, or drop more)."""
         from docker.types import Ulimit
 
         memory = self.policy.memory_for(task)
+        dropped = set(CAPABILITIES) if "ALL" in (drop_caps or ()) else set(drop_caps or ())
+        caps = sorted(({*CAPABILITIES} - dropped) | {*(add_caps or ())} & set(CAPABILITIES))
         settings: dict[str, Any] = dict(
-            image=prepared.ref, command=["sh", "-c", _LAUNCH], user="0", detach=True, stop_signal="SIGKILL",
-            working_dir=prepared.workdir, environment=dict(task.config.environment.env),
-            network_mode="bridge" if self.policy.network_for(task) else "none",
-            mem_limit=f"{memory}m", memswap_limit=f"{memory}m", pids_limit=self.policy.pids,
-            cap_drop=["ALL"], cap_add=list(CAPABILITIES), security_opt=["no-new-privileges"],
-            ulimits=[Ulimit(name=n, soft=s, hard=h) for n, s, h in ULIMITS], read_only=False,
-            labels={LABEL: "sandbox", f"{LABEL}.task": task.name[:200], f"{LABEL}.pid": str(os.getpid()),
-                    f"{LABEL}.host": socket.gethostname()},
-            name=f"aes-{re.sub(r'[^a-zA-Z0-9_.-]', '-', task.name)[:40]}-{uuid.uuid4().hex[:10]}",
-        )
+            detach=True, stop_signal="SIGKILL", mem_limit=f"{memory}m", memswap_limit=f"{memory}m",
+            pids_limit=self.policy.pids, cap_drop=["ALL"], cap_add=caps,
+            security_opt=["no-new-privileges"], ulimits=[Ulimit(name=n, soft=s, hard=h) for n, s, h in ULIMITS],
+            labels=self.labels(task))
         if task.config.environment.cpus and task.config.environment.cpus > 0:
             settings["nano_cpus"] = int(task.config.environment.cpus * 1e9)
+        return settings
+
+    def container_settings(self, task: Task, prepared: PreparedEnvironment) -> dict[str, Any]:
+        """Keyword arguments for ``containers.create``: the sandbox's own container (its command is
+        the init, after the image's ENTRYPOINT) with the policy's limits for this task."""
+        settings: dict[str, Any] = dict(
+            self.hardening(task), image=prepared.ref, command=["sh", "-c", _LAUNCH], user="0",
+            working_dir=prepared.workdir, environment=dict(task.config.environment.env),
+            network_mode="bridge" if self.policy.network_for(task) else "none", read_only=False,
+            name=f"aes-{re.sub(r'[^a-zA-Z0-9_.-]', '-', task.name)[:40]}-{uuid.uuid4().hex[:10]}",
+        )
         storage = self.policy.storage_for(task)
         if storage > 0 and self._storage_opt is not False:
             settings["storage_opt"] = {"size": f"{storage}m"}
         return settings
 
-    def create_container(self, settings: dict[str, Any]) -> str:
-        """Create and start a container; drop storage_opt (and remember) when the engine refuses it."""
+    def create_container(self, settings: dict[str, Any], files: list[tuple[str, bytes]] | None = None) -> str:
+        """Create a container, upload ``files`` ((directory, tar) pairs) into it, and start it; drop
+        storage_opt (and remember) when the engine refuses it."""
         errors = docker_errors()
         try:
             container = self.client.containers.create(**settings)
@@ -232,11 +330,35 @@ class DockerBackend(SandboxBackend):
                 detail=f"the engine refused storage_opt ({short_error(exc).rsplit(': ', 1)[-1][:160]})")
             container = self.client.containers.create(**{k: v for k, v in settings.items() if k != "storage_opt"})
         try:
+            for directory, tar in files or ():
+                if not self.client.api.put_archive(container.id, directory, tar):
+                    raise SandboxError(f"the engine refused the upload to {directory}")
             container.start()
-        except errors.DockerException:
+        except (errors.DockerException, SandboxError):
             container.remove(force=True)
             raise
         return str(container.id)
+
+    def logs_tail(self, container_id: str, lines: int = LOG_TAIL) -> str:
+        """The last lines a container printed (its entrypoint's or its service's output)."""
+        data = self.client.api.logs(container_id, stdout=True, stderr=True, tail=lines)
+        return data.decode("utf-8", errors="replace") if isinstance(data, bytes) else str(data)
+
+    def remove_container(self, container_id: str) -> None:
+        with contextlib.suppress(docker_errors().NotFound):
+            self.client.api.remove_container(container_id, force=True, v=True)
+
+    def remove_network(self, name: str) -> None:
+        with contextlib.suppress(docker_errors().NotFound):
+            self.client.api.remove_network(name)
+
+    def remove_volume(self, name: str) -> None:
+        with contextlib.suppress(docker_errors().NotFound):
+            self.client.api.remove_volume(name, force=True)
+
+    def observed(self, name: str, protection: Protection) -> None:
+        """Record a protection seen while running (e.g. a compose network's host guard)."""
+        self._observed[name] = protection
 
     def observe(self, container_id: str, probe: str, network_wanted: bool) -> None:
         """Record which protections the engine applied, from its inspect data and what the first
@@ -251,9 +373,10 @@ class DockerBackend(SandboxBackend):
             caps = -1
         memory = facts.get("memory.max") or facts.get("memory/memory.limit_in_bytes", "")
         pids = facts.get("pids.max") or facts.get("pids/pids.max", "")
+        mode = str(host.get("NetworkMode") or "")
         observed = [
-            Protection(name="loopback-only network", active=host.get("NetworkMode") == "none",
-                       detail=f"network_mode={host.get('NetworkMode')}" + (" (task granted internet)" if network_wanted else "")),
+            Protection(name="loopback-only network", active=mode == "none",
+                       detail=f"network_mode={mode}" + (" (task granted internet)" if network_wanted else "")),
             Protection(name="capabilities dropped", active=caps == expected_caps,
                        detail=f"bounding set {facts.get('CapBnd', '?')}: {', '.join(CAPABILITIES)} only"),
             Protection(name="no-new-privileges", active=facts.get("NoNewPrivs") == "1",
@@ -267,11 +390,14 @@ class DockerBackend(SandboxBackend):
             Protection(name="rlimits", active=bool(host.get("Ulimits")),
                        detail=", ".join(f"{n}={s}:{h}" for n, s, h in ULIMITS)),
             Protection(name="no-leftover kill", active=True,
-                       detail="after each command every other process in the container is SIGKILLed"),
+                       detail="after each command every process it started is SIGKILLed (setsid daemons "
+                              "too); only an ENTRYPOINT's own services are spared"),
         ]
         if self._storage_opt:
             observed.append(Protection(name="storage cap", active=bool(host.get("StorageOpt")),
                                        detail=f"storage_opt {host.get('StorageOpt')}"))
+        if mode.startswith(ComposeGroup.NETWORK_PREFIX):  # a compose sandbox: judged by its network instead
+            observed = observed[1:]
         self._observed.update({p.name: p for p in observed})
 
     def protections(self) -> list[Protection]:
@@ -288,12 +414,17 @@ class DockerBackend(SandboxBackend):
                                detail=f"not observed yet: {BASE_REPO} is not on the engine; start one docker sandbox")]
         out = dict(self._observed)
         out.setdefault("storage cap", Protection(name="storage cap", active=False, detail="storage_opt not tried yet"))
+        why = HostGuard.unavailable()
+        out.setdefault("compose host guard", Protection(
+            name="compose host guard", active=False,
+            detail=f"no compose sandbox started yet; {why or 'iptables is available, so each compose attempt gets it'}"))
         return list(out.values())
 
     def _probe(self) -> None:
         """Start a container from the base image with the default settings and observe it."""
         errors = docker_errors()
-        base = map_base_image("debian") or "debian-bookworm"
+        mapping = resolve_base("debian")
+        base = mapping.base if mapping else "debian-bookworm"
         try:
             image = self.client.api.inspect_image(f"{BASE_REPO}:{base}")["Id"]
         except errors.ImageNotFound:
@@ -309,13 +440,30 @@ class DockerBackend(SandboxBackend):
             self.client.api.remove_container(container_id, force=True)
 
     def remove_stale(self, client: Any = None) -> int:
-        """Remove sandbox containers left by processes of this host that died without closing them."""
-        removed = 0
+        """Remove sandbox containers, then compose networks and volumes, left by processes of this
+        host that died without closing them (and the host guard rules of those networks)."""
+        client = client or self.client
         filters = {"label": [f"{LABEL}=sandbox", f"{LABEL}.host={socket.gethostname()}"]}
-        for container in (client or self.client).containers.list(all=True, filters=filters):
-            pid = int(container.labels.get(f"{LABEL}.pid", "0") or 0)
-            if pid and pid != os.getpid() and not _alive(pid):
+
+        def dead(labels: dict[str, str] | None) -> bool:
+            pid = int((labels or {}).get(f"{LABEL}.pid", "0") or 0)
+            return bool(pid) and pid != os.getpid() and not _alive(pid)
+
+        removed = 0
+        for container in client.containers.list(all=True, filters=filters):
+            if dead(container.labels):
                 container.remove(force=True)
+                removed += 1
+        for network in client.networks.list(filters=filters):
+            labels = network.attrs.get("Labels") or {}
+            if dead(labels):
+                network.remove()
+                if labels.get(f"{LABEL}.interface") and not HostGuard.unavailable():
+                    HostGuard.remove_stale(labels[f"{LABEL}.interface"])
+                removed += 1
+        for volume in client.volumes.list(filters=filters):
+            if dead(volume.attrs.get("Labels")):
+                volume.remove(force=True)
                 removed += 1
         return removed
 
@@ -328,7 +476,8 @@ class DockerBackend(SandboxBackend):
 
 
 class DockerSandbox(Sandbox):
-    """One attempt: a container that lives from ``start`` to ``close``."""
+    """One attempt: a container (and, for a compose task, its sidecars and network) that lives from
+    ``start`` to ``close``."""
 
     def __init__(self, backend: DockerBackend, task: Task, prepared: PreparedEnvironment) -> None:
         self.backend = backend
@@ -336,27 +485,113 @@ class DockerSandbox(Sandbox):
         self.prepared = prepared
         self.workdir = prepared.workdir
         self.container_id: str | None = None
+        self.group: ComposeGroup | None = None
+        self.spare = ""  # the sandbox's own processes ("pid:start ..."), which sweeps leave alone
+        self.entrypoint_log = ""  # the tail of what the image's ENTRYPOINT printed while starting
+        self.notes: list[str] = []
+        self._ready = False
         self._closed = False
         self._lock = asyncio.Lock()  # one command at a time: the wrapper's sweep kills everything else
         self._start_lock = asyncio.Lock()
 
     async def start(self) -> None:
-        if self.container_id is not None:
+        if self._ready:
             return
         async with self._start_lock:
-            if self.container_id is not None:
+            if self._ready:
                 return
             if self._closed:
                 raise SandboxError("this sandbox was closed; create a new one")
-            settings = self.backend.container_settings(self.task, self.prepared)
-            self.container_id = await self.backend.call(self.backend.create_container, settings,
-                                                        what="start container")
+            compose = self.prepared.details.get("compose")
+            try:
+                if compose:
+                    self.group = ComposeGroup(self.backend, self.task, ComposeSpec.model_validate(compose))
+                    await self.group.up(self._start_main)
+                else:
+                    await self._start_main({}, [])
+            except BaseException:
+                await asyncio.shield(self._teardown())  # nothing of a failed start stays behind
+                raise
+            self._ready = True
         if not self.backend._observed.get("capabilities dropped"):
             probe = await self.exec(_PROBE, timeout=30, user="0")
             if not probe.ok:
                 raise SandboxError(f"the container does not run commands: {probe.tail(200) or probe.exit_code}")
             await self.backend.call(self.backend.observe, self.container_id, probe.stdout,
                                     self.backend.policy.network_for(self.task), what="inspect container")
+
+    async def _start_main(self, extra: dict[str, Any], files: list[tuple[str, bytes]]) -> str:
+        """Create and start the sandbox's own container (with a compose group's network settings in
+        ``extra``) and wait until its ENTRYPOINT has run the init."""
+        settings = self.backend.container_settings(self.task, self.prepared)
+        if extra:
+            environment = {**extra.pop("environment", {}), **settings["environment"]}  # the task's env wins
+            settings.pop("network_mode")
+            settings.update(extra, environment=environment)
+        self.container_id = await self.backend.call(self.backend.create_container, settings, files,
+                                                    what="start container")
+        await self._await_ready()
+        return self.container_id
+
+    async def _await_ready(self) -> None:
+        """With an ENTRYPOINT: wait for the init's marker (the entrypoint ran ``exec "$@"``), then
+        take the processes alive once they settle as the sandbox's own. The entrypoint exiting is
+        an error quoting its last line; one that never runs its arguments is waited for
+        ``backend.ready_timeout``, then accepted as it is (Docker runs such images too)."""
+        if not self.prepared.details.get("entrypoint"):
+            return
+        deadline = time.monotonic() + self.backend.ready_timeout
+        probe = f"[ -e {READY_MARKER} ] || {{ echo waiting; exit 0; }}; {_SNAPSHOT}"
+        previous = ""
+        settle_until = 0.0
+        while True:
+            await self._check_alive()
+            out = await self._raw(probe if time.monotonic() < deadline else _SNAPSHOT)
+            if out.startswith("waiting"):
+                await asyncio.sleep(0.1)
+                continue
+            if time.monotonic() >= deadline and not previous:
+                self.notes.append(f"the image's ENTRYPOINT did not run the container's command within "
+                                  f"{self.backend.ready_timeout:g}s: its processes are kept, the init does not run")
+            settle_until = settle_until or time.monotonic() + 8 * SETTLE_SECONDS
+            if out == previous or time.monotonic() > settle_until:
+                break
+            previous = out
+            await asyncio.sleep(SETTLE_SECONDS)
+        self.spare = " ".join(entry for entry in out.split() if not entry.startswith("1:"))
+        self.entrypoint_log = await self.backend.call(self.backend.logs_tail, self.container_id, what="container logs")
+
+    async def _raw(self, script: str) -> str:
+        """Run a root shell script in the container without the wrapper (no sweep) and return its output."""
+        api = self.backend.client.api
+        try:
+            created = await self.backend.call(api.exec_create, self.container_id, ["sh", "-c", script], user="0",
+                                              what="exec")
+            data = await self.backend.call(api.exec_start, created["Id"], what="exec")
+        except SandboxError:
+            await self._check_alive()  # a container that stopped meanwhile says why
+            raise
+        return data.decode("utf-8", errors="replace").strip()
+
+    async def _check_alive(self) -> None:
+        """Raise, quoting the container's last output line, when it is no longer running."""
+        info = await self.backend.call(self.backend.client.api.inspect_container, self.container_id,
+                                       what="inspect container")
+        state = info.get("State") or {}
+        if state.get("Running"):
+            return
+        self.entrypoint_log = await self.backend.call(self.backend.logs_tail, self.container_id, what="container logs")
+        lines = [line for line in self.entrypoint_log.splitlines() if line.strip()]
+        last = lines[-1].strip()[:200] if lines else "no output"
+        if not self._ready:
+            raise SandboxError(f"the image's ENTRYPOINT exited with code {state.get('ExitCode')} at start: {last}",
+                               hint='an ENTRYPOINT that starts services must end with exec "$@" '
+                                    '(the container\'s command keeps the sandbox running)')
+        raise SandboxError(f"the sandbox's container stopped (exit code {state.get('ExitCode')}); "
+                           f"its last output: {last}", hint="the container's log is in sandbox.entrypoint_log")
+
+    def entrypoint_output(self) -> str:
+        return self.entrypoint_log
 
     async def exec(self, command: str, *, timeout: float = 60.0, env: Mapping[str, str] | None = None,
                    cwd: str | None = None, user: str | None = None, stdin: bytes | None = None,
@@ -382,9 +617,14 @@ class DockerSandbox(Sandbox):
         shared buffer, so a timeout still returns what was printed before it."""
         api = self.backend.client.api
         start = time.monotonic()
-        created = await self.backend.call(
-            api.exec_create, self.container_id, ["sh", "-c", _WRAPPER, "autoenvscaling", command, cwd, stdin_path],
-            environment=dict(env or {}), user=user, what="exec")
+        try:
+            created = await self.backend.call(
+                api.exec_create, self.container_id,
+                ["sh", "-c", _WRAPPER, "autoenvscaling", command, cwd, stdin_path, self.spare],
+                environment=dict(env or {}), user=user, what="exec")
+        except SandboxError:
+            await self._check_alive()
+            raise
         exec_id = created["Id"]
         capture = _Capture(limit)
         loop = asyncio.get_running_loop()
@@ -422,9 +662,11 @@ class DockerSandbox(Sandbox):
         return None
 
     async def _sweep(self) -> None:
-        """Kill every process but pid 1, as root, from a separate exec (after a timeout)."""
+        """Kill every process but pid 1 and the sandbox's own, as root, from a separate exec (after a
+        timeout)."""
         api = self.backend.client.api
-        created = await self.backend.call(api.exec_create, self.container_id, ["sh", "-c", _SWEEP], user="0",
+        created = await self.backend.call(api.exec_create, self.container_id,
+                                          ["sh", "-c", f"spare=$1; {_SWEEP}", "sweep", self.spare], user="0",
                                           what="sweep")
         await self.backend.call(api.exec_start, created["Id"], timeout=SWEEP_TIMEOUT, what="sweep")
 
@@ -489,16 +731,46 @@ class DockerSandbox(Sandbox):
 
     async def close(self) -> None:
         self._closed = True
+        await self._teardown()
+
+    async def _teardown(self) -> None:
+        """Remove the container, then the compose group's sidecars, volumes and network."""
+        self._ready = False
         container_id, self.container_id = self.container_id, None
-        if container_id is None:
-            return
-        not_found = docker_errors().NotFound
+        group, self.group = self.group, None
+        try:
+            if container_id is not None:
+                await self.backend.call(self.backend.remove_container, container_id, what="remove container")
+        finally:
+            if group is not None:
+                await group.down()
 
-        def remove() -> None:
-            with contextlib.suppress(not_found):
-                self.backend.client.api.remove_container(container_id, force=True, v=True)
 
-        await self.backend.call(remove, what="remove container")
+@dataclass
+class _Image:
+    """One service's image as prepared: its ref and id, config, build log and base mappings."""
+
+    ref: str
+    cached: bool
+    log: str = ""
+    mappings: list[dict[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    id: str = ""
+    config: dict[str, Any] = field(default_factory=dict)
+
+
+class _Budget:
+    """A task's build timeout, shared by every image it builds (a compose task may build several)."""
+
+    def __init__(self, limit: float) -> None:
+        self.limit = limit
+        self.spent = 0.0
+
+    def left(self) -> float:
+        return max(self.limit - self.spent, 0.001)
+
+    def spend(self, seconds: float) -> None:
+        self.spent += seconds
 
 
 class _Capture:

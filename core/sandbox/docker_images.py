@@ -1,17 +1,27 @@
 """Images for the docker backend, on an engine that cannot pull.
 
 - Base images: the Debian root filesystem of rootfs.base_rootfs is imported once through the API
-  (streamed as a tar, so any Docker-API engine works) as ``autoenvscaling/base:<name>``. The image
-  carries a hash of the root filesystem's recipe (rootfs.BASES) as a label: a changed recipe is
-  re-imported, and the root filesystem is not even built while the engine has the image.
+  (streamed as a tar, so any Docker-API engine works) as ``autoenvscaling/base:<name>``, with the
+  recipe's environment (rootfs.BaseSpec.env) next to PATH. The image carries a hash of the recipe
+  (``BaseSpec.recipe()``) as a label: a changed recipe is re-imported, and the root filesystem is
+  not even built while the engine has the image.
 - FROM lines: an image the engine already has is used as is; anything else is mapped through
-  rootfs.map_base_image to a base image, or refused with a hint. Earlier build stages and ``scratch``
-  are left alone, so multi-stage builds work.
-- Task images are built by the engine from environment/ with the rewritten Dockerfile, on the host
-  network (RUN apt-get must reach Debian; the runtime containers stay offline), and tagged
-  ``autoenvscaling/env:<hash>`` where the hash covers the rewritten Dockerfile, every context file
-  and the base image ids. A build is tagged only when it succeeded within its timeout, so the tag
-  is the cache: present means reusable.
+  rootfs.resolve_base to a base image (the mapping, with what it substituted, goes into the prepared
+  environment's details), or refused with a hint. Earlier build stages and ``scratch`` are left
+  alone, so multi-stage builds work.
+- Registry access during RUN steps only (BuildKit-style): the host's CA bundle enters the build
+  context under a hidden name that .dockerignore keeps out of every COPY, and every RUN gets a
+  read-only bind mount of it under /dev (the build container's own tmpfs, so not even the mount
+  point reaches a layer); each stage declares ARGs that
+  point SSL_CERT_FILE and friends at it, and the host's proxy and pip index settings are passed as
+  build args. ARGs are not ENV: the image's config carries none of it. Engines whose API builder
+  has no RUN mounts (Docker's classic builder behind the SDK) build without the CA, and say so.
+- Task images are built by the engine, on the host network (RUN apt-get must reach Debian; the
+  runtime containers stay offline), and tagged ``autoenvscaling/env:<hash>`` where the hash covers
+  the rewritten Dockerfile, every context file (the CA bundle's bytes included, never its mtime),
+  the build args that shape the result (pip indexes; not proxies, which only carry traffic), the
+  target stage and the base image ids. A build is tagged only when it succeeded within its timeout,
+  so the tag is the cache: present means reusable.
 
 Everything here is blocking SDK code; the backend runs it in its thread pool.
 """
@@ -25,18 +35,24 @@ import os
 import re
 import tarfile
 import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 from ..errors import BuildError, SandboxError
+from .buildnet import CA_TARGET, CA_VARIABLES, PROXY_VARIABLES, host_build_network
 from .dockerfile import parse_dockerfile, words
-from .rootfs import BASES, base_rootfs, file_lock, map_base_image
+from .rootfs import BASES, base_rootfs, file_lock, resolve_base
 
 BASE_REPO = "autoenvscaling/base"
 ENV_REPO = "autoenvscaling/env"
 LABEL = "autoenvscaling"
-BUILD_FORMAT = "1"  # part of every environment hash: bump it to rebuild all cached images
+BUILD_FORMAT = "2"  # part of every environment hash: bump it to rebuild all cached images (2: build CA)
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+CA_CONTEXT_NAME = ".autoenvscaling-build-ca.crt"  # where the host's CA bundle sits in a build context
+# Transport only: they never change what a build produces, so they stay out of the cache key.
+_TRANSPORT = {name for base in PROXY_VARIABLES for name in (base, base.upper())}
+Files = Mapping[str, "tuple[bytes, bool]"]
 
 
 def docker_errors() -> Any:
@@ -52,25 +68,71 @@ def short_error(exc: BaseException) -> str:
     return " ".join(text.split())[:300]
 
 
-def env_tag(files: Mapping[str, tuple[bytes, bool]], bases: list[str]) -> str:
-    """The cache tag of a build context (Dockerfile already rewritten) over the given base images."""
+def env_tag(files: Files, bases: list[str], settings: Mapping[str, str] | None = None) -> str:
+    """The cache tag of a build context (Dockerfile already rewritten) over the given base images and
+    build settings (build args that shape the result, the target stage)."""
     digest = hashlib.sha256(BUILD_FORMAT.encode())
     for base in bases:
         digest.update(base.encode() + b"\0")
+    digest.update(json.dumps(sorted((settings or {}).items())).encode() + b"\0")
     for rel in sorted(files):
         data, executable = files[rel]
         digest.update(rel.encode() + (b"\0x\0" if executable else b"\0-\0") + len(data).to_bytes(8, "big") + data)
     return f"{ENV_REPO}:{digest.hexdigest()[:24]}"
 
 
+@dataclass(frozen=True)
+class BuildAccess:
+    """What RUN steps get to reach the registries as the host does: the CA bundle's bytes (None: the
+    host has none) and the build args (CA variables pointing at the mounted bundle, proxies, pip
+    index settings; file:// URLs are dropped by buildnet, they name host paths)."""
+
+    ca: bytes | None = None
+    args: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_host(cls, environ: Mapping[str, str] | None = None) -> "BuildAccess":
+        net = host_build_network(dict(os.environ if environ is None else environ))
+        ca = Path(net.binds[0][0]).read_bytes() if net.binds else None
+        args = {k: v for k, v in net.env.items() if k not in CA_VARIABLES or ca is not None}
+        return cls(ca=ca, args=args)
+
+    def declared(self) -> list[str]:
+        """The args each stage must declare (proxies are predefined args: no declaration needed)."""
+        return sorted(k for k in self.args if k not in _TRANSPORT)
+
+
+@dataclass(frozen=True)
+class BuildPlan:
+    """One build, ready for the engine: the cache tag, the context tar, what to pass with it, and
+    which local base each external FROM became."""
+
+    tag: str
+    context: bytes
+    dockerfile: str
+    buildargs: dict[str, str]
+    target: str = ""
+    mappings: tuple[dict[str, str], ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass
+class _Rendered:
+    text: str
+    bases: list[str] = field(default_factory=list)
+    mappings: list[dict[str, str]] = field(default_factory=list)
+
+
 class ImageStore:
     """Base images, FROM mapping and cached task builds on one engine. Thread-safe; concurrent work
     on the same image is serialized within the process and, by file locks, across processes."""
 
-    def __init__(self, client: Callable[[], Any], cache_dir: Path) -> None:
+    def __init__(self, client: Callable[[], Any], cache_dir: Path, access: BuildAccess | None = None) -> None:
         self._client = client
         self.cache_dir = cache_dir
+        self.access = access if access is not None else BuildAccess.from_host()
         self._locks: dict[str, threading.Lock] = {}
+        self._run_mounts: bool | None = None
 
     @property
     def api(self) -> Any:
@@ -79,9 +141,12 @@ class ImageStore:
     def base_image(self, base: str) -> str:
         """The engine's image of a local base root filesystem, imported on first use."""
         errors = docker_errors()
+        spec = BASES.get(base)
+        if spec is None:
+            raise BuildError(f"unknown base root filesystem {base!r}", hint=f"known: {', '.join(BASES)}")
         # The recipe, not one build of it: every cache directory (tests, users) builds its own root
         # filesystem, and equal recipes must not re-import (and so rebuild every task image).
-        stamp = hashlib.sha256(json.dumps([base, *BASES.get(base, ())]).encode()).hexdigest()[:16]
+        stamp = hashlib.sha256(spec.recipe().encode()).hexdigest()[:16]
         ref = f"{BASE_REPO}:{base}"
         with self._lock(ref):
             try:
@@ -91,7 +156,8 @@ class ImageStore:
             except errors.ImageNotFound:
                 pass
             root = base_rootfs(base, cache_dir=self.cache_dir)
-            changes = [f"ENV PATH={DEFAULT_PATH}", f"LABEL {LABEL}.rootfs={stamp}", 'CMD ["bash"]']
+            changes = [f"ENV PATH={DEFAULT_PATH}", *(f"ENV {k}={v}" for k, v in spec.env),
+                       f"LABEL {LABEL}.rootfs={stamp}", 'CMD ["bash"]']
             # The tag goes in ``repository``: podman ignores the separate ``tag`` parameter.
             reply = self.api.import_image(src=tree_tar(root), stream_src=True, repository=ref, changes=changes)
             try:
@@ -104,27 +170,66 @@ class ImageStore:
         return ref
 
     def resolve(self, image: str) -> str:
-        """A FROM / docker_image name as the engine can use it: the image itself when the engine has
-        it, else the local base it maps to. Raises BuildError for an unmapped, absent image."""
+        """A FROM / docker_image name as the engine can use it (see ``resolve_mapping``)."""
+        return self.resolve_mapping(image)[0]
+
+    def resolve_mapping(self, image: str) -> tuple[str, dict[str, str]]:
+        """(image the engine can use, the mapping used): the image itself when the engine has it,
+        else the local base it maps to. Raises BuildError for an unmapped, absent image."""
         try:
             self.api.inspect_image(image)
-            return image
+            return image, {"image": image, "base": image, "note": "the engine's own image, used as is"}
         except docker_errors().ImageNotFound:
             pass
-        base = map_base_image(image)
-        if base is None:
+        mapping = resolve_base(image)
+        if mapping is None:
             pattern = image.split(":")[0] + "*"
             raise BuildError(f"image {image} is not on the engine and cannot be pulled (no registry access)",
                              hint=f"load it into the engine, or map it: AUTOENVSCALING_BASE_IMAGES='{pattern}=debian-bookworm'")
-        return self.base_image(base)
+        return self.base_image(mapping.base), {"image": image, "base": mapping.base, "note": mapping.note}
 
-    def render_dockerfile(self, text: str) -> tuple[str, list[str]]:
-        """The Dockerfile with every external FROM pointed at an image the engine has, and the ids
-        of those images (part of the cache key)."""
+    def run_mounts(self) -> bool:
+        """Whether the engine's API builder honours ``RUN --mount`` (podman's does; Docker's classic
+        builder, the only one the SDK drives, refuses it)."""
+        if self._run_mounts is None:
+            components = self.api.version().get("Components") or []
+            self._run_mounts = any("podman" in str(c.get("Name", "")).lower() for c in components)
+        return self._run_mounts
+
+    def plan_build(self, dockerfile_text: str, files: Files, *, dockerfile: str = "Dockerfile",
+                   buildargs: Mapping[str, str] | None = None, target: str = "") -> BuildPlan:
+        """Everything one build needs: the rendered Dockerfile at ``dockerfile`` in the context, the
+        CA bundle when RUN steps can mount it, the build args, and the cache tag over all of it."""
+        access = self.access if self.run_mounts() else BuildAccess(
+            args={k: v for k, v in self.access.args.items() if k not in CA_VARIABLES})
+        rendered = self.render_dockerfile(dockerfile_text, access)
+        context = {rel: value for rel, value in files.items() if rel != dockerfile}
+        context[dockerfile] = (rendered.text.encode(), False)
+        notes = [] if access.ca is not None or self.access.ca is None else [
+            "the engine's builder has no RUN mounts: build steps run without the host's CA bundle"]
+        if access.ca is not None:
+            context[CA_CONTEXT_NAME] = (access.ca, False)
+            context[".dockerignore"] = _ignoring_ca(context.get(".dockerignore"))
+        args = {**access.args, **(buildargs or {})}
+        settings = {k: v for k, v in args.items() if k not in _TRANSPORT}
+        if target:
+            settings[" target"] = target  # the space keeps it apart from any build arg
+        from .base import make_tar
+
+        return BuildPlan(tag=env_tag(context, rendered.bases, settings), context=make_tar(context),
+                         dockerfile=dockerfile, buildargs=args, target=target,
+                         mappings=tuple(rendered.mappings), notes=tuple(notes))
+
+    def render_dockerfile(self, text: str, access: BuildAccess | None = None) -> _Rendered:
+        """The Dockerfile with every external FROM pointed at an image the engine has, and, when
+        ``access`` carries a CA bundle or args, each stage declaring those args and each RUN mounting
+        the bundle. Also the ids of the base images (part of the cache key) and their mappings."""
+        access = access or BuildAccess()
         lines = text.splitlines()
+        after: dict[int, list[str]] = {}  # physical line index -> lines inserted after it
         global_args: dict[str, str] = {}
         stages: set[str] = set()
-        bases: list[str] = []
+        out = _Rendered(text="")
         seen_from = False
         for inst in parse_dockerfile(text):
             if inst.keyword == "ARG" and not seen_from:  # ARGs before the first FROM parameterize it
@@ -132,43 +237,56 @@ class ImageStore:
                     name, eq, value = token.partition("=")
                     if eq:
                         global_args[name] = value
+            elif inst.keyword == "RUN" and access.ca is not None:
+                lines[inst.line - 1] = _with_ca_mount(lines[inst.line - 1], inst.line)
             if inst.keyword != "FROM":
                 continue
             seen_from = True
-            tokens = words(inst.args, global_args)
-            if not tokens:
-                raise BuildError(f"Dockerfile line {inst.line}: FROM needs an image")
-            image = tokens[0]
-            alias = tokens[2] if len(tokens) >= 3 and tokens[1].lower() == "as" else ""
-            earlier_stage = image.lower() in stages
-            stages.add(alias.lower())
-            if image.lower() == "scratch" or earlier_stage:
-                continue
-            ref = self.resolve(image)
-            bases.append(self.api.inspect_image(ref)["Id"])
-            physical = lines[inst.line - 1]
-            if not re.match(r"\s*FROM\s", physical, re.I) or physical.rstrip().endswith("\\"):
-                raise BuildError(f"Dockerfile line {inst.line}: write FROM on one line")
-            flags = " ".join(f"--{k}={v}" if v else f"--{k}" for k, v in inst.flags)
-            lines[inst.line - 1] = " ".join(part for part in ("FROM", flags, ref, "AS" if alias else "", alias) if part)
+            lines[inst.line - 1] = self._render_from(inst, lines[inst.line - 1], global_args, stages, out)
+            if access.declared():
+                after[inst.line - 1] = [f"ARG {name}" for name in access.declared()]
         if not seen_from:
             raise BuildError("the Dockerfile has no FROM", hint="start it with FROM ubuntu:24.04")
-        return "\n".join(lines) + "\n", bases
+        rendered = [part for i, line in enumerate(lines) for part in (line, *after.get(i, ()))]
+        out.text = "\n".join(rendered) + "\n"
+        return out
 
-    def build(self, tag: str, context: bytes, cancelled: threading.Event) -> tuple[bool, str]:
-        """Build ``context`` (a tar) as ``tag`` unless that tag exists. Returns (cached, output tail).
-        ``cancelled`` set by the caller (its timeout passed) keeps a late result from being tagged."""
+    def _render_from(self, inst: Any, physical: str, global_args: dict[str, str], stages: set[str],
+                     out: _Rendered) -> str:
+        """One FROM line pointed at an image the engine has (earlier stages and scratch unchanged)."""
+        tokens = words(inst.args, global_args)
+        if not tokens:
+            raise BuildError(f"Dockerfile line {inst.line}: FROM needs an image")
+        image = tokens[0]
+        alias = tokens[2] if len(tokens) >= 3 and tokens[1].lower() == "as" else ""
+        earlier_stage = image.lower() in stages
+        stages.add(alias.lower())
+        if image.lower() == "scratch" or earlier_stage:
+            return physical
+        ref, mapping = self.resolve_mapping(image)
+        out.bases.append(self.api.inspect_image(ref)["Id"])
+        out.mappings.append(mapping)
+        if not re.match(r"\s*FROM\s", physical, re.I) or physical.rstrip().endswith("\\"):
+            raise BuildError(f"Dockerfile line {inst.line}: write FROM on one line")
+        flags = " ".join(f"--{k}={v}" if v else f"--{k}" for k, v in inst.flags)
+        return " ".join(part for part in ("FROM", flags, ref, "AS" if alias else "", alias) if part)
+
+    def build(self, plan: BuildPlan, cancelled: threading.Event) -> tuple[bool, str]:
+        """Build ``plan`` unless its tag exists. Returns (cached, output tail). ``cancelled`` set by
+        the caller (its timeout passed) keeps a late result from being tagged."""
         errors = docker_errors()
-        with self._lock(tag):
+        with self._lock(plan.tag):
             try:
-                self.api.inspect_image(tag)
+                self.api.inspect_image(plan.tag)
                 return True, ""
             except errors.ImageNotFound:
                 pass
             log: list[str] = []
             image_id = ""
-            stream = self.api.build(fileobj=io.BytesIO(context), custom_context=True, rm=True, forcerm=True,
-                                    pull=False, network_mode="host", decode=True, labels={LABEL: "1"})
+            stream = self.api.build(fileobj=io.BytesIO(plan.context), custom_context=True, rm=True, forcerm=True,
+                                    pull=False, network_mode="host", decode=True, labels={LABEL: "1"},
+                                    dockerfile=plan.dockerfile, buildargs=plan.buildargs or None,
+                                    target=plan.target or None)
             for item in stream:
                 if "stream" in item:
                     log.extend(item["stream"].replace("\r", "").splitlines())
@@ -186,7 +304,7 @@ class ImageStore:
                 raise BuildError("docker build finished without an image id", hint="\n".join(log[-20:]))
             if cancelled.is_set():
                 raise BuildError("docker build finished after its timeout; not cached")
-            repo, _, name = tag.partition(":")
+            repo, _, name = plan.tag.partition(":")
             self.api.tag(image_id, repo, name)
             return False, "\n".join(log[-60:])
 
@@ -194,6 +312,25 @@ class ImageStore:
         lock = self._locks.setdefault(key, threading.Lock())
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", key)
         return _Locked(lock, self.cache_dir / "docker" / f".{safe}.lock")
+
+
+def _ignoring_ca(dockerignore: tuple[bytes, bool] | None) -> tuple[bytes, bool]:
+    """A .dockerignore that keeps the CA bundle out of every COPY/ADD (``COPY . /app`` included):
+    RUN bind mounts read the context unfiltered, COPY honours the file. One we add ignores itself
+    too, so a context that had none copies exactly what it did."""
+    if dockerignore is None:
+        return f"{CA_CONTEXT_NAME}\n.dockerignore\n".encode(), False
+    data, executable = dockerignore
+    return data.rstrip(b"\n") + f"\n{CA_CONTEXT_NAME}\n".encode(), executable
+
+
+def _with_ca_mount(physical: str, line: int) -> str:
+    """A RUN line with a read-only bind mount of the context's CA bundle added after the keyword."""
+    match = re.match(r"(\s*RUN)(?=\s|$)", physical, re.I)
+    if match is None:
+        raise BuildError(f"Dockerfile line {line}: write RUN at the start of its line")
+    mount = f" --mount=type=bind,source={CA_CONTEXT_NAME},target={CA_TARGET},readonly"
+    return match.group(1) + mount + physical[match.end():]
 
 
 class _Locked:

@@ -34,8 +34,9 @@ from typing import Any
 from ..errors import AESError, BuildError, UnsupportedDockerfile
 from ..tasks import Task, TaskFile
 from .base import PreparedEnvironment, SandboxPolicy
-from .isolation import DEFAULT_PATH, Jail, limits_for
-from .rootfs import LayerStore, layer_key, map_base_image
+from .isolation import DEFAULT_PATH, UID_RANGE, Jail, limits_for
+from .buildnet import host_build_network
+from .rootfs import BASES, LayerStore, layer_key, resolve_base
 
 DOCKER_HINT = "use --backend docker"
 LAYER_KEYWORDS = {"RUN", "COPY", "ADD", "WORKDIR"}
@@ -416,8 +417,9 @@ def plan_build(task: Task) -> BuildPlan:
         elif kw == "WORKDIR":
             path = " ".join(words(inst.args, variables))
             plan.workdir = posixpath.normpath(posixpath.join(plan.workdir, path))
-            plan.steps.append(Step(inst, {"op": "workdir", "path": plan.workdir},
-                                   ["mkdir", "-p", "--", plan.workdir]))
+            # As BuildKit does: a directory WORKDIR creates belongs to the current USER.
+            plan.steps.append(Step(inst, {"op": "workdir", "path": plan.workdir, "user": plan.user},
+                                   ["/bin/sh", "-c", _WORKDIR, "sh", plan.workdir, plan.user or ""]))
         elif kw == "SHELL":
             shell = inst.exec_form()
             if not shell:
@@ -449,13 +451,26 @@ def _from(inst: Instruction, global_args: dict[str, str]) -> BuildPlan:
     image = tokens[0]
     if image.lower() == "scratch":
         raise _refuse(inst, "FROM scratch has no local base image")
-    base = map_base_image(image)
-    if base is None:
+    mapping = resolve_base(image)
+    if mapping is None:
         raise UnsupportedDockerfile(
-            f"Dockerfile line {inst.line}: FROM {image} has no local base image; {DOCKER_HINT}",
-            hint=f"or map it: AUTOENVSCALING_BASE_IMAGES='{image.split(':')[0]}*=debian-bookworm'")
+            f"Dockerfile line {inst.line}: FROM {image} has no local base image; {DOCKER_HINT} with the image "
+            f"loaded into the engine",
+            hint=f"or map it: AUTOENVSCALING_BASE_IMAGES='{image.split(':')[0]}*=debian-bookworm' "
+                 f"(known images: autoenvscaling doctor)")
+    if mapping.base not in BASES:
+        raise BuildError(f"Dockerfile line {inst.line}: FROM {image} is mapped to unknown base {mapping.base!r}",
+                         hint=f"known bases: {', '.join(BASES)}")
     # Every image we map to defines PATH in its config, so "ENV PATH=/x:$PATH" extends it.
-    return BuildPlan(image=image, base=base, env={"PATH": DEFAULT_PATH})
+    plan = BuildPlan(image=image, base=mapping.base, env={"PATH": DEFAULT_PATH, **dict(BASES[mapping.base].env)})
+    plan.metadata["base_mapping"] = {"image": image, "base": mapping.base, "note": mapping.note}
+    if mapping.note:
+        plan.notes.append(f"line {inst.line}: FROM {image}: {mapping.note}")
+    return plan
+
+
+_WORKDIR = ('[ -d "$1" ] && exit 0; mkdir -p -- "$1" || exit 1; [ -z "$2" ] && exit 0; '
+            'case $2 in *:*) owner=$2 ;; *) owner="$2:$(id -g -- "$2")" || exit 1 ;; esac; chown -- "$owner" "$1"')
 
 
 def _arg_decls(inst: Instruction, variables: dict[str, str]) -> list[tuple[str, str | None]]:
@@ -499,7 +514,7 @@ def _run(inst: Instruction, plan: BuildPlan, args: dict[str, str]) -> Step:
 
 
 def _copy(inst: Instruction, plan: BuildPlan, context: Context, variables: dict[str, str]) -> Step:
-    chmod = ""
+    chmod = chown = ""
     for name, value in inst.flags:
         if name == "from":
             raise _refuse(inst, f"{inst.keyword} --from (multi-stage or image copies) is not supported")
@@ -508,7 +523,9 @@ def _copy(inst: Instruction, plan: BuildPlan, context: Context, variables: dict[
                 raise BuildError(f"Dockerfile line {inst.line}: bad --chmod value {value!r}")
             chmod = value
         elif name == "chown":
-            plan.notes.append(f"line {inst.line}: --chown ignored (sandbox files belong to the sandbox user)")
+            chown = expand_vars(value, variables)
+            if not re.fullmatch(r"[A-Za-z0-9_.-]+(:[A-Za-z0-9_.-]+)?", chown):
+                raise BuildError(f"Dockerfile line {inst.line}: bad --chown value {value!r}")
         elif name != "link":
             raise _refuse(inst, f"{inst.keyword} --{name} is not supported")
     tokens = inst.exec_form() or words(inst.args, variables)
@@ -537,13 +554,17 @@ def _copy(inst: Instruction, plan: BuildPlan, context: Context, variables: dict[
             else:
                 entries.append(("file", name, {name: context.files[path]}))
     dest_dir = dest_dir or len(entries) > 1
-    payload = {"op": "copy", "dest": dest, "dest_dir": dest_dir, "chmod": chmod,
+    payload = {"op": "copy", "dest": dest, "dest_dir": dest_dir, "chmod": chmod, "chown": chown,
                "sources": [[kind, name, sorted((rel, f.executable, hashlib.sha256(f.data).hexdigest())
                                                 for rel, f in files.items())] for kind, name, files in entries]}
     script = ["set -e", 't=$(mktemp -d /.aes-copy.XXXXXX)', 'trap \'rm -rf "$t"\' EXIT',
               'tar -x -f - -C "$t" --no-same-owner', 'dest=$1']
     if chmod:
         script.append('find "$t" -mindepth 2 -exec chmod -- "$2" {} +')
+    if chown:  # names resolve in the image being built (its /etc/passwd), as Docker does; a user
+        # without a group gets the group of the same number, as in Docker
+        script += ['spec=$3; case $spec in *:*) ;; *) spec="$spec:$(id -u -- "$spec" 2>/dev/null || echo "$spec")";; esac',
+                   'find "$t" -mindepth 2 -exec chown -h -- "$spec" {} +']
     for index, (kind, name, _) in enumerate(entries):
         src = f'"$t"/{index}/{_sh(name)}'
         if kind == "dir":
@@ -555,7 +576,7 @@ def _copy(inst: Instruction, plan: BuildPlan, context: Context, variables: dict[
         else:
             script.append(f'if [ -d "$dest" ]; then cp -a -- {src} "$dest"/; '
                           f'else mkdir -p -- "$(dirname -- "$dest")" && cp -a -- {src} "$dest"; fi')
-    argv = ["/bin/sh", "-c", "\n".join(script), "sh", dest, chmod]
+    argv = ["/bin/sh", "-c", "\n".join(script), "sh", dest, chmod, chown]
     return Step(inst, payload, argv, env={"PATH": DEFAULT_PATH}, stdin=_archive(entries))
 
 
@@ -596,11 +617,17 @@ async def build_environment(task: Task, store: LayerStore, policy: SandboxPolicy
     for number, step in enumerate(plan.steps, 1):
         key = layer_key(key, step.payload)
         if not store.has(key):
+            store.raise_if_failed(key)
             async with store.lock(key, deadline):
                 if not store.has(key):
                     cached = False
-                    await _build_layer(store, key, step, stack, policy, deadline, timeout,
-                                       f"step {number}/{len(plan.steps)}")
+                    try:
+                        await _build_layer(store, key, step, stack, policy, deadline, timeout,
+                                           f"step {number}/{len(plan.steps)}")
+                    except BuildError as exc:
+                        if getattr(exc, "remember", False):
+                            store.remember_failure(key, exc)
+                        raise
         keys.append(key)
         if not store.meta(key).get("empty"):
             stack.insert(0, store.fs(key))
@@ -614,33 +641,40 @@ async def build_environment(task: Task, store: LayerStore, policy: SandboxPolicy
                                build_seconds=time.monotonic() - start, cached=cached, details=details)
 
 
+# What a build step prints when it hits the sandbox's own limits rather than a mistake in the
+# Dockerfile: ids beyond the mapped range, or kernel features a user namespace does not grant.
+_SANDBOX_LIMIT = re.compile(r"(chown|chgrp|changing (ownership|group)|setgroups|mknod|mount)[^\n]*"
+                            r"(Invalid argument|Operation not permitted)", re.I)
+
+
 async def _build_layer(store: LayerStore, key: str, step: Step, stack: list[Path], policy: SandboxPolicy,
                        deadline: float, timeout: float, where: str) -> None:
     staging = store.stage(key)
     inst = step.instruction
+    network = host_build_network() if step.network else None
     try:
         jail = Jail(list(stack), memory_mb=policy.max_memory_mb, pids=max(policy.pids, 1024),
-                    limits=limits_for(policy), network=step.network, upper=staging / "fs", work=staging / "work")
+                    limits=limits_for(policy), network=step.network, upper=staging / "fs", work=staging / "work",
+                    binds=list(network.binds) if network else None)
         try:
             jail.open()
-            uid, gid, home = await jail.identity(step.user)
+            identity = await jail.identity(step.user)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise BuildError(f"build timed out after {timeout:g}s before {where}: {inst.summary(80)}",
                                  hint="raise [environment].build_timeout_sec in task.toml")
-            out = await jail.run(step.argv, env={"HOME": home, **step.env}, cwd=step.cwd, uid=uid, gid=gid,
+            env = {**(network.env if network else {}), "HOME": identity.home, **step.env}
+            out = await jail.run(step.argv, env=env, cwd=step.cwd, identity=identity,
                                  stdin=step.stdin, timeout=remaining, limit=1 << 20, tail_bytes=4000)
         finally:
             jail.close()
         tail = out.tail.decode("utf-8", errors="replace").strip()
         if out.timed_out:
-            raise BuildError(f"build timed out after {timeout:g}s at {where} (line {inst.line}): {inst.summary(80)}",
-                             hint="raise [environment].build_timeout_sec in task.toml")
+            raise _remembered(BuildError(
+                f"build timed out after {timeout:g}s at {where} (line {inst.line}): {inst.summary(80)}",
+                hint="raise [environment].build_timeout_sec in task.toml"))
         if out.exit_code != 0:
-            last = next((ln.strip() for ln in reversed(tail.splitlines()) if ln.strip()), "no output")
-            raise BuildError(f"{inst.keyword} failed with exit code {out.exit_code} at Dockerfile line {inst.line}: "
-                             f"{inst.summary(80)} -- {last[:200]}\n{tail}",
-                             hint="fix that instruction in environment/Dockerfile (output tail in the error details)")
+            raise _remembered(_step_failed(inst, out.exit_code, tail))
         store.commit(key, staging, {"instruction": inst.summary(400), "line": inst.line,
                                     "seconds": round(out.seconds, 3), "output_tail": tail[-2000:]})
     except BaseException as exc:
@@ -650,6 +684,26 @@ async def _build_layer(store: LayerStore, key: str, step: Step, stack: list[Path
         message = exc.message if isinstance(exc, AESError) else str(exc)
         raise BuildError(f"building {where} (line {inst.line}) failed: {message}",
                          hint=getattr(exc, "hint", None)) from exc
+
+
+def _step_failed(inst: Instruction, code: int | None, tail: str) -> BuildError:
+    """The error for a failed step: a sandbox limit when the output says so, else the instruction."""
+    lines = [ln.strip() for ln in tail.splitlines() if ln.strip()]
+    limit = next((ln for ln in lines if _SANDBOX_LIMIT.search(ln)), None)
+    if limit:
+        return BuildError(f"sandbox limit at Dockerfile line {inst.line} ({inst.summary(60)}): {limit[:200]} -- "
+                          f"the bwrap sandbox maps ids 0-{UID_RANGE - 1} and grants no host privileges\n{tail}",
+                          hint=f"{DOCKER_HINT} (a container engine grants what this step needs)")
+    last = lines[-1] if lines else "no output"
+    return BuildError(f"{inst.keyword} failed with exit code {code} at Dockerfile line {inst.line}: "
+                      f"{inst.summary(80)} -- {last[:200]}\n{tail}",
+                      hint="fix that instruction in environment/Dockerfile (output tail in the error details)")
+
+
+def _remembered(exc: BuildError) -> BuildError:
+    """Mark an error as a property of the layer (its inputs fail), so the batch does not retry it."""
+    exc.remember = True  # type: ignore[attr-defined]
+    return exc
 
 
 async def _inspect(stack: list[Path], policy: SandboxPolicy) -> dict[str, Any]:

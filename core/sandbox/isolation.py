@@ -1,16 +1,26 @@
 """Host-side isolation primitives for the bwrap backend: what this machine offers, mounts, cgroups,
-the contained-process launcher and a process runner that survives hostile output.
+namespaces, the contained-process launcher and a process runner that survives hostile output.
+
+Identity. Every attempt (and every build step) gets its own user namespace that maps a whole range
+of host ids, ``SANDBOX_UID + n`` for n in [0, UID_RANGE), to ``n`` inside, as rootless container
+engines map subordinate ids. Host root writes that map (only root may map a range), so files inside
+can belong to other users and groups (dpkg chgrp's to ``adm`` or ``utmp``), ``USER app`` really is
+an unprivileged uid with file permissions that hold, and all of it stays unprivileged on the host:
+no host uid below SANDBOX_UID is mapped, so nothing inside is ever host root (DESIGN.md section 6:
+bwrap started by host root would give the sandbox host-root rights on bound files).
 
 How a command starts: the forked child (still host root) joins the attempt's cgroups, sets its
-rlimits and no_new_privs, drops to the unprivileged SANDBOX_UID and execs
+rlimits and no_new_privs, enters the attempt's network namespace, drops to the unprivileged
+SANDBOX_UID, enters the attempt's user namespace, takes the identity the command runs as there and
+execs
 
-    bwrap --unshare-all --uid 0 ...     (user/pid/net/ipc/uts/cgroup namespaces, uid 0 inside)
+    bwrap --unshare-pid --unshare-ipc --unshare-uts --unshare-cgroup-try ...
 
-bwrap started by host root would give the sandbox host-root rights on bound files (DESIGN.md
-section 6), so we always drop first and let bwrap map the sandbox uid to 0 inside. Root filesystem
-layers are owned by that uid, so "root" inside can write them (through the attempt's overlay) and
-nothing else. The overlay is mounted once per attempt (Jail), not per exec; bench/bench_sandbox.py
-measures what an exec costs over a plain subprocess.
+so each command still has its own pid namespace (nothing it starts outlives it), while the network
+namespace is the attempt's: a service the image's ENTRYPOINT started keeps serving every command.
+Root filesystem layers are owned by the shifted ids, so "root" inside can write them (through the
+attempt's overlay) and nothing else. The overlay is mounted once per attempt (Jail), not per exec;
+bench/bench_sandbox.py measures what an exec costs over a plain subprocess.
 """
 
 from __future__ import annotations
@@ -19,11 +29,14 @@ import asyncio
 import atexit
 import ctypes
 import errno
+import fcntl
 import functools
 import os
 import resource
 import shutil
 import signal
+import socket
+import struct
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -41,6 +54,8 @@ if TYPE_CHECKING:
 # chowned to it at build time; changing it (AUTOENVSCALING_SANDBOX_UID) rebuilds the layers.
 SANDBOX_UID = int(os.environ.get("AUTOENVSCALING_SANDBOX_UID", "1900000000"))
 SANDBOX_GID = SANDBOX_UID
+# Ids 0..UID_RANGE-1 inside map to SANDBOX_UID.. on the host (65534 = nobody/nogroup included).
+UID_RANGE = 65536
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 HOSTNAME = "sandbox"
 INSTALL_HINT = "apt-get install bubblewrap mmdebstrap"
@@ -173,7 +188,13 @@ def _mount(source: str, target: Path, fstype: str, flags: int, data: str) -> Non
                            hint="the bwrap backend needs root and overlayfs on tmpfs/ext4/xfs")
 
 
-def mount_tmpfs(target: Path, *, size_mb: int, mode: int = 0o710, gid: int = SANDBOX_GID) -> None:
+# Attempt directories are searchable by every host uid (never listable): bwrap runs as the uid a
+# command has inside, SANDBOX_UID + n, and must reach the merged root by path. Only world-readable
+# files of a sandbox are visible to other host users who learn the path; nothing is writable to them.
+RUN_DIR_MODE = 0o711
+
+
+def mount_tmpfs(target: Path, *, size_mb: int, mode: int = RUN_DIR_MODE, gid: int = SANDBOX_GID) -> None:
     """A size-capped tmpfs: files written into it hit ENOSPC at the cap, never the host disk."""
     if size_mb < 1:
         raise SandboxError("a storage cap of 0 would mean an unlimited tmpfs")
@@ -413,53 +434,149 @@ def limits_for(policy: "SandboxPolicy") -> Limits:
 
 
 _PR_SET_NO_NEW_PRIVS = 38
+_CLONE_NEWUSER, _CLONE_NEWNET = 0x10000000, 0x40000000
+_SIOCSIFFLAGS, _IFF_UP_LOOPBACK_RUNNING = 0x8914, 0x1 | 0x8 | 0x40
+
+
+def _bring_up_loopback() -> None:
+    """``ip link set lo up`` in the current network namespace, without needing ``ip``."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        fcntl.ioctl(sock, _SIOCSIFFLAGS, struct.pack("16sH14s", b"lo", _IFF_UP_LOOPBACK_RUNNING, b""))
+
+
+@dataclass
+class Namespaces:
+    """The user namespace of one attempt (and, unless the internet is granted, its network
+    namespace), held open as file descriptors. Made by a short-lived holder process running as
+    SANDBOX_UID, so the namespaces are owned by that uid; host root writes the id maps."""
+
+    userns: int
+    netns: int | None
+
+    @classmethod
+    def create(cls, *, network: bool) -> "Namespaces":
+        flags = _CLONE_NEWUSER | (0 if network else _CLONE_NEWNET)
+
+        def holder() -> None:  # in the forked child, before exec
+            os.setgroups([])
+            os.setresgid(SANDBOX_GID, SANDBOX_GID, SANDBOX_GID)
+            os.setresuid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID)
+            if _libc.unshare(flags) != 0:
+                raise OSError(ctypes.get_errno(), "unshare(user, net)")
+            if not network:
+                _bring_up_loopback()  # a new user namespace's creator holds CAP_NET_ADMIN there
+
+        try:
+            proc = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL, preexec_fn=holder, env=LAUNCH_ENV)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise SandboxError(f"cannot create the sandbox's user namespace: {exc}",
+                               hint="the bwrap backend needs root and user namespaces (see autoenvscaling doctor)") from exc
+        fds: list[int] = []
+        try:
+            for name in ("uid_map", "gid_map"):
+                with open(f"/proc/{proc.pid}/{name}", "w") as fh:
+                    fh.write(f"0 {SANDBOX_UID} {UID_RANGE}\n")
+            fds.append(os.open(f"/proc/{proc.pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC))
+            if not network:
+                fds.append(os.open(f"/proc/{proc.pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC))
+        except OSError as exc:
+            for fd in fds:
+                os.close(fd)
+            raise SandboxError(f"cannot map the sandbox's id range: {exc}",
+                               hint="the bwrap backend must run as root") from exc
+        finally:
+            assert proc.stdin is not None
+            proc.stdin.close()
+            proc.wait()
+        return cls(userns=fds[0], netns=fds[1] if len(fds) > 1 else None)
+
+    def close(self) -> None:
+        for fd in (self.userns, self.netns):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who a command runs as inside: uid, gid, supplementary groups, home."""
+
+    uid: int = 0
+    gid: int = 0
+    groups: tuple[int, ...] = ()
+    home: str = "/root"
+
+
+ROOT = Identity()
 
 
 class Launcher:
     """How every command of one jail starts: the bwrap argv prefix, and what the forked child does
     before it execs bwrap. That step runs as host root in the child and is only syscalls on values
-    computed here once: join the attempt's cgroups, set the rlimits, set no_new_privs, drop to
-    SANDBOX_UID. Doing it in the child (rather than through sh, prlimit and setpriv) saves three
-    program starts per exec, about half of the launch cost on a loaded machine."""
+    computed here once: join the attempt's cgroups, set the rlimits and no_new_privs, enter the
+    attempt's network namespace, drop to SANDBOX_UID, enter the attempt's user namespace and take
+    the command's identity there. Doing it in the child (rather than through sh, prlimit, nsenter
+    and setpriv) saves program starts per exec, about half of the launch cost on a loaded machine."""
 
     def __init__(self, root: Path, *, cgroups: Cgroups | None, limits: Limits, network: bool,
-                 facts: HostFacts | None = None) -> None:
+                 namespaces: Namespaces, facts: HostFacts | None = None,
+                 binds: list[tuple[str, str]] | None = None) -> None:
         facts = facts or host_facts()
         assert facts.bwrap
         self.procs_files = [p.encode() for p in (cgroups.procs_files if cgroups else [])]
         self.rlimits = limits.rlimits()
-        argv = [facts.bwrap, "--unshare-all"]
-        if network:
-            argv.append("--share-net")
-        argv += ["--die-with-parent", "--new-session", "--bind", str(root), "/", "--proc", "/proc",
-                 "--dev", "/dev", "--hostname", HOSTNAME]
+        self.namespaces = namespaces
+        # No --unshare-user: the process is already in the attempt's user namespace (as root there,
+        # bwrap keeps its capabilities; as another uid, bwrap nests a namespace of its own). No
+        # --unshare-net: the attempt's network namespace (or, when granted, the host's) is shared.
+        argv = [facts.bwrap, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+                "--die-with-parent", "--new-session", "--bind", str(root), "/", "--proc", "/proc",
+                "--dev", "/dev", "--hostname", HOSTNAME]
         if network and os.path.exists("/etc/resolv.conf"):
             argv += ["--ro-bind", "/etc/resolv.conf", "/etc/resolv.conf"]
+        for source, target in binds or []:  # build-time only (the host's CA bundle, ...)
+            argv += ["--ro-bind", source, target]
         self.prefix = argv
 
-    def argv(self, command: list[str], *, uid: int = 0, gid: int = 0, env: dict[str, str], cwd: str) -> list[str]:
-        """The full bwrap command line: identity inside, a clean environment, cwd, the command."""
-        out = [*self.prefix, "--uid", str(uid), "--gid", str(gid), "--clearenv"]
+    def argv(self, command: list[str], *, env: dict[str, str], cwd: str) -> list[str]:
+        """The full bwrap command line: a clean environment, cwd, the command."""
+        out = [*self.prefix, "--clearenv"]
         for key, value in env.items():
             out += ["--setenv", key, value]
         return out + ["--chdir", cwd, "--", *command]
 
-    def in_child(self) -> None:
-        """Runs in the forked child, as root, right before exec."""
-        pid = str(os.getpid()).encode()
-        for path in self.procs_files:
-            fd = os.open(path, os.O_WRONLY)
-            try:
-                os.write(fd, pid)
-            finally:
-                os.close(fd)
-        for which, value in self.rlimits:
-            resource.setrlimit(which, (value, value))
-        if _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
-        os.setgroups([])
-        os.setresgid(SANDBOX_GID, SANDBOX_GID, SANDBOX_GID)
-        os.setresuid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID)
+    def in_child(self, identity: Identity = ROOT) -> Callable[[], None]:
+        """What the forked child runs, as host root, right before exec."""
+        pid_files, rlimits, ns = self.procs_files, self.rlimits, self.namespaces
+
+        def setup() -> None:
+            pid = str(os.getpid()).encode()
+            for path in pid_files:
+                fd = os.open(path, os.O_WRONLY)
+                try:
+                    os.write(fd, pid)
+                finally:
+                    os.close(fd)
+            for which, value in rlimits:
+                resource.setrlimit(which, (value, value))
+            if _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+                raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+            if ns.netns is not None and _libc.setns(ns.netns, _CLONE_NEWNET) != 0:
+                raise OSError(ctypes.get_errno(), "setns(net)")
+            os.setgroups([])
+            os.setresgid(SANDBOX_GID, SANDBOX_GID, SANDBOX_GID)
+            os.setresuid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID)
+            # Now unprivileged on the host; the namespace is ours (its owner is SANDBOX_UID).
+            if _libc.setns(ns.userns, _CLONE_NEWUSER) != 0:
+                raise OSError(ctypes.get_errno(), "setns(user)")
+            os.setgroups(list(identity.groups or (identity.gid,)))
+            os.setresgid(identity.gid, identity.gid, identity.gid)
+            os.setresuid(identity.uid, identity.uid, identity.uid)
+
+        return setup
 
 
 # bwrap needs no environment of ours (it clears the sandbox's with --clearenv).
@@ -563,24 +680,27 @@ _counter = iter(range(1, 1 << 62))
 
 
 class Jail:
-    """A copy-on-write root (overlay of ``lower`` layers) with its cgroups, ready to run contained
-    commands. An attempt's writable layer lives on its own size-capped tmpfs; a build step passes
-    ``upper``/``work`` on disk so the new layer outlives the jail.
+    """A copy-on-write root (overlay of ``lower`` layers) with its cgroups and namespaces, ready to
+    run contained commands. An attempt's writable layer lives on its own size-capped tmpfs; a build
+    step passes ``upper``/``work`` on disk so the new layer outlives the jail.
 
     The overlay is mounted once, in the host mount namespace under ``run_dir()``, so each exec costs
     only the launch chain (no mount per exec). ``close`` unmounts and removes everything; a process
     that dies without closing leaves entries that ``cleanup_stale`` removes."""
 
     def __init__(self, lower: list[Path], *, memory_mb: int, pids: int, limits: Limits, network: bool,
-                 storage_mb: int = 0, upper: Path | None = None, work: Path | None = None) -> None:
+                 storage_mb: int = 0, upper: Path | None = None, work: Path | None = None,
+                 binds: list[tuple[str, str]] | None = None) -> None:
         self.lower, self.memory_mb, self.pids, self.limits, self.network = lower, memory_mb, pids, limits, network
-        self.storage_mb, self.upper, self.work = storage_mb, upper, work
+        self.storage_mb, self.upper, self.work, self.binds = storage_mb, upper, work, binds
         self.facts = host_facts()
         self.name = f"{owner_tag()}.{next(_counter)}"
         self.dir = run_dir() / self.name
         self.root = self.dir / "merged"
         self.cgroups = Cgroups(self.name, memory_mb + storage_mb, pids, self.facts)
+        self.namespaces: Namespaces | None = None
         self.launcher: Launcher | None = None
+        self.services: list[Service] = []
         self.opened = self.closed = False
 
     def open(self) -> None:
@@ -598,34 +718,58 @@ class Jail:
                 self.work.mkdir(mode=0o700)
             else:
                 os.chown(self.dir, 0, SANDBOX_GID)
-                os.chmod(self.dir, 0o710)
+                os.chmod(self.dir, RUN_DIR_MODE)
             assert self.work is not None
             os.chown(self.upper, SANDBOX_UID, SANDBOX_GID)
             os.chmod(self.upper, 0o755)  # the merged root takes the upper root's owner and mode
             self.root.mkdir()
             mount_overlay(self.root, self.lower, self.upper, self.work)
             self.cgroups.create()
+            self.namespaces = Namespaces.create(network=self.network)
             self.launcher = Launcher(self.root, cgroups=self.cgroups, limits=self.limits, network=self.network,
-                                     facts=self.facts)
+                                     namespaces=self.namespaces, facts=self.facts, binds=self.binds)
         except BaseException:
             self.close()
             raise
 
-    async def run(self, argv: list[str], *, env: dict[str, str], cwd: str, uid: int = 0, gid: int = 0,
-                  stdin: bytes | None = None, timeout: float = 60.0, limit: int = 1 << 16,
-                  tail_bytes: int = 0) -> Outcome:
+    def _ready(self) -> Launcher:
         if not self.opened or self.closed or self.launcher is None:
             raise SandboxError("the sandbox is not running", hint="call start() before exec()")
-        full = self.launcher.argv(argv, uid=uid, gid=gid, env=env, cwd=cwd)
-        return await run_captured(full, stdin=stdin, timeout=timeout, limit=limit, kill=self.cgroups.kill,
-                                  tail_bytes=tail_bytes, in_child=self.launcher.in_child)
+        return self.launcher
 
-    async def identity(self, spec: str | None) -> tuple[int, int, str]:
-        """(uid, gid, home) inside the jail for a user spec: "name", "uid", "name:group", None = root.
-        Looked up with getent inside, so users created by the Dockerfile or the agent count; any uid
-        inside still maps to SANDBOX_UID on the host."""
+    def _kill_after_timeout(self) -> None:
+        """What a timed-out command's kill sweeps: the whole attempt, unless services run in it
+        (then the command's own pid namespace, gone with its bwrap, is all there is to kill)."""
+        if not any(service.running for service in self.services):
+            self.cgroups.kill()
+
+    async def run(self, argv: list[str], *, env: dict[str, str], cwd: str, identity: Identity = ROOT,
+                  stdin: bytes | None = None, timeout: float = 60.0, limit: int = 1 << 16,
+                  tail_bytes: int = 0) -> Outcome:
+        launcher = self._ready()
+        full = launcher.argv(argv, env=env, cwd=cwd)
+        return await run_captured(full, stdin=stdin, timeout=timeout, limit=limit, kill=self._kill_after_timeout,
+                                  tail_bytes=tail_bytes, in_child=launcher.in_child(identity))
+
+    async def spawn(self, argv: list[str], *, env: dict[str, str], cwd: str, identity: Identity = ROOT,
+                    name: str = "service", log_bytes: int = 16384) -> "Service":
+        """Start a long-lived contained process (an image's ENTRYPOINT) in its own pid namespace,
+        sharing the attempt's network namespace and root. It runs until it exits or the jail closes;
+        the last ``log_bytes`` of its output are kept."""
+        launcher = self._ready()
+        proc = await asyncio.create_subprocess_exec(
+            *launcher.argv(argv, env=env, cwd=cwd), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, env=LAUNCH_ENV, close_fds=True, preexec_fn=launcher.in_child(identity))
+        service = Service(name, proc, log_bytes)
+        self.services.append(service)
+        return service
+
+    async def identity(self, spec: str | None) -> Identity:
+        """The identity inside the jail for a user spec: "name", "uid", "name:group", None = root.
+        Looked up inside (getent, id -G), so users created by the Dockerfile or the agent count. Any
+        id inside maps to SANDBOX_UID + id on the host."""
         if spec in (None, "", "root", "0", "0:0", "root:root"):
-            return 0, 0, "/root"
+            return ROOT
         assert spec is not None
         user, _, group = spec.partition(":")
         entry = await self._getent("passwd", user)
@@ -635,17 +779,29 @@ class Jail:
         uid = int(user) if user.isdigit() else int(entry[2])  # type: ignore[index]
         gid = int(entry[3]) if entry else uid
         home = entry[5] if entry and len(entry) > 5 else "/"
+        groups: tuple[int, ...] = ()
         if group:
             found = None if group.isdigit() else await self._getent("group", group)
             if not group.isdigit() and found is None:
                 raise SandboxError(f"group {group!r} does not exist in the sandbox")
             gid = int(group) if group.isdigit() else int(found[2])  # type: ignore[index]
-        return uid, gid, home
+        elif entry is not None:
+            groups = await self._groups(entry[0], gid)
+        if not (0 <= uid < UID_RANGE and 0 <= gid < UID_RANGE):
+            raise SandboxError(f"user {spec!r} has an id outside the sandbox's range 0-{UID_RANGE - 1}",
+                               hint="use a uid and gid below 65536")
+        return Identity(uid=uid, gid=gid, groups=groups or (gid,), home=home)
 
     async def _getent(self, database: str, key: str) -> list[str] | None:
         out = await self.run(["getent", database, key], env={"PATH": DEFAULT_PATH}, cwd="/", timeout=30)
         fields = out.stdout.decode(errors="replace").strip().split(":")
         return fields if out.exit_code == 0 and len(fields) >= 4 else None
+
+    async def _groups(self, user: str, gid: int) -> tuple[int, ...]:
+        """The user's supplementary groups (as login would set them), primary group first."""
+        out = await self.run(["id", "-G", "--", user], env={"PATH": DEFAULT_PATH}, cwd="/", timeout=30)
+        ids = [int(x) for x in out.stdout.decode(errors="replace").split() if x.isdigit()] if out.exit_code == 0 else []
+        return tuple(dict.fromkeys([gid, *(i for i in ids if 0 <= i < UID_RANGE)]))
 
     def close(self) -> None:
         """Kill every process, unmount, remove the cgroups and the attempt's layer (idempotent)."""
@@ -653,7 +809,43 @@ class Jail:
             return
         self.closed = True
         self.cgroups.remove()
+        for service in self.services:
+            service.reap()
+        if self.namespaces is not None:
+            self.namespaces.close()
         if self.dir.exists():
             for mount in mounts_under(self.dir):
                 umount(mount)
             shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Service:
+    """A long-lived process of a jail (see Jail.spawn): its output tail and exit status."""
+
+    def __init__(self, name: str, proc: asyncio.subprocess.Process, log_bytes: int) -> None:
+        self.name, self.proc, self.log_bytes = name, proc, log_bytes
+        self._log: list[bytes] = []
+        self._reader = asyncio.ensure_future(self._read())
+
+    async def _read(self) -> None:
+        assert self.proc.stdout is not None
+        while chunk := await self.proc.stdout.read(65536):
+            self._log.append(chunk)
+            while sum(map(len, self._log)) > 2 * self.log_bytes and len(self._log) > 1:
+                self._log.pop(0)
+
+    @property
+    def running(self) -> bool:
+        return self.proc.returncode is None
+
+    @property
+    def exit_code(self) -> int | None:
+        return self.proc.returncode
+
+    def output(self) -> str:
+        return b"".join(self._log)[-self.log_bytes:].decode("utf-8", errors="replace")
+
+    def reap(self) -> None:
+        """After the jail's cgroups were killed: stop reading (the pipe may stay open a moment)."""
+        if not self._reader.done():
+            self._reader.cancel()

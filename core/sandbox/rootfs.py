@@ -1,9 +1,13 @@
 """Local base root filesystems: what a Dockerfile's FROM maps to when no registry is reachable.
 
 We cannot pull images, so base images are built locally once with ``mmdebstrap`` from Debian's
-package archive and cached. ``FROM`` lines are mapped through ``BASE_IMAGE_MAP`` (first matching
-glob wins): ubuntu, debian and python images all map to a Debian bookworm root with python3, which
-is what the common subset of Harbor tasks needs. Anything unmapped is refused with a hint.
+package archive and cached. ``resolve_base`` maps a FROM image to one of the recipes in ``BASES``
+through a table of known images (``KNOWN_IMAGES``, shown by ``autoenvscaling doctor`` and the
+README): Debian and Ubuntu releases, the official ``python`` images (with ``python``, ``pip`` and the
+requested minor version where a Debian release ships it: bookworm 3.11, trixie 3.13) and the
+Terminal-Bench base images. Every mapping that is not faithful says what it substituted (the
+``note``); the gate evidence and the prepared environment carry it. Anything unknown is refused with
+a hint, or mapped by the user with AUTOENVSCALING_BASE_IMAGES.
 """
 
 from __future__ import annotations
@@ -14,44 +18,198 @@ import fnmatch
 import hashlib
 import json
 import os
+import re
 import shutil
+import stat
 import subprocess
 import time
 from contextlib import asynccontextmanager, contextmanager
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import AsyncIterator, Iterator
 
 from ..config import cache_dir as default_cache_dir
 from ..errors import BuildError, MissingPrerequisite
-from .isolation import SANDBOX_GID, SANDBOX_UID, owner_alive, owner_tag
+from .isolation import SANDBOX_GID, SANDBOX_UID, UID_RANGE, owner_alive, owner_tag
 
-SUITE = "bookworm"
 MIRROR = os.environ.get("AUTOENVSCALING_DEBIAN_MIRROR", "http://deb.debian.org/debian")
 # Packages every base root has: python3 for verifiers (pytest), and what test.sh scripts assume.
-BASE_PACKAGES = ["python3", "ca-certificates", "procps"]
+COMMON_PACKAGES = ("python3", "ca-certificates", "procps")
+PYTHON_PACKAGES = ("python3-pip", "python3-venv", "python-is-python3")
+TBENCH_PACKAGES = ("tmux", "asciinema")
+DEBIAN_PYTHON = {"bookworm": "3.11", "trixie": "3.13"}  # the python3 each release ships
+PYTHON_ENV = (("LANG", "C.UTF-8"),)
 
-# FROM image glob -> local base name. Extend with AUTOENVSCALING_BASE_IMAGES="img=base,img2=base".
-BASE_IMAGE_MAP: list[tuple[str, str]] = [
-    ("ubuntu*", "debian-bookworm"),
-    ("debian*", "debian-bookworm"),
-    ("python*", "debian-bookworm"),
-    ("buildpack-deps*", "debian-bookworm"),
-    ("autoenvscaling/base*", "debian-bookworm"),
-    ("docker.io/library/ubuntu*", "debian-bookworm"),
-    ("docker.io/library/debian*", "debian-bookworm"),
-    ("docker.io/library/python*", "debian-bookworm"),
+
+@dataclass(frozen=True)
+class BaseSpec:
+    """How one local base root is made: a Debian suite, its packages, and image settings."""
+
+    name: str
+    suite: str
+    packages: tuple[str, ...]
+    description: str
+    env: tuple[tuple[str, str], ...] = ()
+    python_image: bool = False  # python, pip on PATH; pip may install system-wide (no EXTERNALLY-MANAGED)
+
+    def recipe(self) -> str:
+        """A stable string naming everything that shapes the root (part of cache keys)."""
+        return json.dumps(asdict(self), sort_keys=True)
+
+
+def _python_base(suite: str, extra: tuple[str, ...] = (), prefix: str = "python") -> BaseSpec:
+    version = DEBIAN_PYTHON[suite]
+    return BaseSpec(name=f"{prefix}-{version}-{suite}", suite=suite,
+                    packages=COMMON_PACKAGES + PYTHON_PACKAGES + extra,
+                    description=f"Debian {suite} with Python {version}, python and pip on PATH"
+                                + (f", {', '.join(extra)}" if extra else ""),
+                    env=PYTHON_ENV + (("PYTHON_VERSION", version),), python_image=True)
+
+
+BASES: dict[str, BaseSpec] = {spec.name: spec for spec in (
+    BaseSpec("debian-bookworm", "bookworm", COMMON_PACKAGES, "Debian 12 (bookworm) minbase with python3"),
+    BaseSpec("debian-trixie", "trixie", COMMON_PACKAGES, "Debian 13 (trixie) minbase with python3"),
+    _python_base("bookworm"),
+    _python_base("trixie"),
+    BaseSpec("tbench-trixie", "trixie", COMMON_PACKAGES + TBENCH_PACKAGES,
+             "Debian trixie with python3, tmux and asciinema (the Terminal-Bench image's tools)"),
+    _python_base("trixie", TBENCH_PACKAGES, prefix="tbench-python"),
+)}
+# Kept for callers of the first version of this module.
+SUITE = "bookworm"
+BASE_PACKAGES = list(COMMON_PACKAGES)
+
+
+@dataclass(frozen=True)
+class BaseMapping:
+    """What one FROM image became: the local base, and what was substituted ("" = faithful)."""
+
+    image: str
+    base: str
+    note: str = ""
+
+    def describe(self) -> str:
+        return f"{self.image} -> {self.base}" + (f" ({self.note})" if self.note else "")
+
+
+# The table users see (doctor, README): image pattern, local base, what differs.
+KNOWN_IMAGES: list[tuple[str, str, str]] = [
+    ("debian:bookworm, debian:12, *-slim", "debian-bookworm", "faithful (minbase plus python3, ca-certificates, procps)"),
+    ("debian:trixie, debian:13, debian:latest, debian:stable", "debian-trixie", "faithful (plus python3, ...)"),
+    ("debian:bullseye, debian:11, older", "debian-bookworm", "substituted: bookworm stands in"),
+    ("ubuntu:24.04, ubuntu:noble, ubuntu:latest", "debian-trixie",
+     "stand-in: Debian trixie (only Debian's archive is reachable; package names mostly agree)"),
+    ("ubuntu:22.04, ubuntu:jammy, ubuntu:20.04", "debian-bookworm", "stand-in: Debian bookworm"),
+    ("python:3.11-*", "python-3.11-bookworm", "faithful Python minor version; Debian's build of it"),
+    ("python:3.13-*, python:3-*, python:latest", "python-3.13-trixie",
+     "faithful Python minor version; a -bookworm tag moves to trixie, which ships 3.13"),
+    ("python:3.12-* and other minors", "python-3.13-trixie or python-3.11-bookworm",
+     "substituted: the nearest minor Debian ships (>= 3.12 -> 3.13, older -> 3.11)"),
+    ("ghcr.io/laude-institute/t-bench/ubuntu-24-04:*", "tbench-trixie", "stand-in: Debian trixie with tmux, asciinema"),
+    ("ghcr.io/laude-institute/t-bench/python-3-13:*", "tbench-python-3.13-trixie", "faithful Python 3.13, Debian trixie"),
+    ("buildpack-deps:*", "debian-bookworm / debian-trixie", "substituted: without the preinstalled build tools"),
+    ("autoenvscaling/base:NAME", "NAME", "our own bases by name"),
 ]
-BASES = {"debian-bookworm": (SUITE, BASE_PACKAGES)}
+
+_PY_VERSION = re.compile(r"^(\d+)(?:\.(\d+))?(?:\.\d+)?")
+
+
+def _split_image(image: str) -> tuple[str, str]:
+    """(repository without docker.io/library, tag) of an image reference; digests are dropped."""
+    ref = image.split("@", 1)[0]
+    name, tag = ref, ""
+    if ":" in ref.rsplit("/", 1)[-1]:
+        name, tag = ref.rsplit(":", 1)
+    for prefix in ("docker.io/library/", "docker.io/", "index.docker.io/library/", "library/"):
+        if name.startswith(prefix):
+            name = name[len(prefix):]
+    return name.lower(), tag.lower()
+
+
+def _release_in(tag: str) -> str | None:
+    """The Debian release a tag asks for, if it names one."""
+    for word, suite in (("trixie", "trixie"), ("bookworm", "bookworm"), ("bullseye", "bullseye"),
+                        ("buster", "buster"), ("stretch", "stretch")):
+        if word in tag:
+            return suite
+    return None
+
+
+def _debian(tag: str, image: str) -> BaseMapping:
+    release = _release_in(tag) or {"12": "bookworm", "13": "trixie", "11": "bullseye", "10": "buster"}.get(
+        tag.split(".")[0].split("-")[0], "trixie" if tag in ("", "latest", "stable", "stable-slim", "slim") else "")
+    if release in ("bookworm", "trixie"):
+        return BaseMapping(image, f"debian-{release}")
+    if release:
+        return BaseMapping(image, "debian-bookworm", f"Debian {release} is not built here: bookworm stands in")
+    return BaseMapping(image, "debian-trixie", f"unknown Debian tag {tag!r}: trixie stands in")
+
+
+def _ubuntu(tag: str, image: str) -> BaseMapping:
+    if tag in ("", "latest", "24.04", "noble") or tag.startswith("24.04"):
+        return BaseMapping(image, "debian-trixie", "Ubuntu 24.04 stand-in: Debian trixie (only Debian's archive is reachable)")
+    if tag.startswith(("22.04", "jammy", "20.04", "focal", "18.04", "bionic")):
+        return BaseMapping(image, "debian-bookworm", f"Ubuntu {tag} stand-in: Debian bookworm (only Debian's archive is reachable)")
+    return BaseMapping(image, "debian-trixie", f"Ubuntu {tag} stand-in: Debian trixie (only Debian's archive is reachable)")
+
+
+def _python(tag: str, image: str) -> BaseMapping:
+    notes = []
+    if "alpine" in tag:
+        notes.append("Alpine stand-in: Debian (apk is not available)")
+    match = _PY_VERSION.match(tag)
+    wanted = f"{match.group(1)}.{match.group(2)}" if match and match.group(2) else None
+    release = _release_in(tag)
+    shipped = {v: s for s, v in DEBIAN_PYTHON.items()}
+    if wanted in shipped:
+        suite = shipped[wanted]
+        if release and release != suite:
+            notes.append(f"Debian {release} ships Python {DEBIAN_PYTHON.get(release, 'another')}: "
+                         f"{suite} stands in to keep Python {wanted}")
+    elif wanted is None:
+        suite = "trixie"
+        if tag not in ("", "latest", "3", "slim") and not tag.startswith(("3-", "slim")):
+            notes.append(f"no Python version in tag {tag!r}: Python 3.13 stands in")
+    else:
+        major, minor = (int(x) for x in wanted.split("."))
+        suite = "trixie" if (major, minor) >= (3, 12) else "bookworm"
+        notes.append(f"Python {wanted} is not in Debian's archive: Python {DEBIAN_PYTHON[suite]} ({suite}) stands in")
+    return BaseMapping(image, f"python-{DEBIAN_PYTHON[suite]}-{suite}", "; ".join(notes))
+
+
+def resolve_base(image: str) -> BaseMapping | None:
+    """The local base for a FROM image and what it substitutes, or None when it is not known.
+    User mappings (AUTOENVSCALING_BASE_IMAGES="glob=base,...") come first."""
+    extra = os.environ.get("AUTOENVSCALING_BASE_IMAGES", "")
+    for item in extra.split(","):
+        pattern, eq, base = item.strip().partition("=")
+        if eq and fnmatch.fnmatch(image, pattern.strip()):
+            return BaseMapping(image, base.strip(), "mapped by AUTOENVSCALING_BASE_IMAGES")
+    name, tag = _split_image(image)
+    if name == "ghcr.io/laude-institute/t-bench/ubuntu-24-04":
+        return BaseMapping(image, "tbench-trixie",
+                           "Terminal-Bench Ubuntu 24.04 stand-in: Debian trixie with tmux and asciinema")
+    if name == "ghcr.io/laude-institute/t-bench/python-3-13":
+        return BaseMapping(image, "tbench-python-3.13-trixie")
+    if name == "autoenvscaling/base" and tag in BASES:
+        return BaseMapping(image, tag)
+    if name == "debian":
+        return _debian(tag, image)
+    if name == "ubuntu":
+        return _ubuntu(tag, image)
+    if name == "python":
+        return _python(tag, image)
+    if name == "buildpack-deps":
+        mapped = _debian(tag if _release_in(tag) else "", image)
+        return BaseMapping(image, mapped.base, "buildpack-deps stand-in: plain Debian without its build tools "
+                                               "(apt-get install build-essential git curl)")
+    return None
 
 
 def map_base_image(image: str) -> str | None:
     """The local base name for a FROM image, or None when it is not mapped."""
-    extra = os.environ.get("AUTOENVSCALING_BASE_IMAGES", "")
-    table = [tuple(item.split("=", 1)) for item in extra.split(",") if "=" in item] + BASE_IMAGE_MAP
-    for pattern, base in table:
-        if fnmatch.fnmatch(image, pattern):
-            return base
-    return None
+    mapping = resolve_base(image)
+    return mapping.base if mapping else None
 
 
 @contextmanager
@@ -66,33 +224,46 @@ def file_lock(path: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+def _marker(root: Path, base: str) -> Path:
+    return root / f"{base}.complete"  # outside the tree, so sandboxes never see it
+
+
+def _is_current(marker: Path, spec: BaseSpec) -> bool:
+    """Whether a finished root was made from this very recipe (a changed recipe rebuilds)."""
+    try:
+        return json.loads(marker.read_text()).get("recipe") == spec.recipe()
+    except (OSError, ValueError):
+        return False
+
+
 def base_rootfs_built(base: str = "debian-bookworm", *, cache_dir: Path | None = None) -> bool:
-    """Whether ``base`` is already built (then mmdebstrap is no longer needed)."""
-    return (Path(cache_dir or default_cache_dir()) / "rootfs" / f"{base}.complete").exists()
+    """Whether ``base`` is already built from its current recipe (then mmdebstrap is not needed)."""
+    spec = BASES.get(base)
+    root = Path(cache_dir or default_cache_dir()) / "rootfs"
+    return spec is not None and _is_current(_marker(root, base), spec)
 
 
 def base_rootfs(base: str = "debian-bookworm", *, cache_dir: Path | None = None, quiet: bool = True) -> Path:
-    """The directory of a base root filesystem, built with mmdebstrap on first use (~20 s, needs
+    """The directory of a base root filesystem, built with mmdebstrap on first use (~20-40 s, needs
     Debian's archive reachable once). Safe to call concurrently from several processes."""
-    if base not in BASES:
+    spec = BASES.get(base)
+    if spec is None:
         raise BuildError(f"unknown base root filesystem {base!r}", hint=f"known: {', '.join(BASES)}")
     root = Path(cache_dir or default_cache_dir()) / "rootfs"
-    target = root / base
-    marker = root / f"{base}.complete"  # outside the tree, so sandboxes never see it
-    if marker.exists():
+    target, marker = root / base, _marker(root, base)
+    if _is_current(marker, spec):
         return target
     with file_lock(root / f".{base}.lock"):
-        if marker.exists():
+        if _is_current(marker, spec):
             return target
         if shutil.which("mmdebstrap") is None:
             raise MissingPrerequisite("mmdebstrap is not installed (needed to build the local base image)",
                                       hint="apt-get install mmdebstrap")
-        suite, packages = BASES[base]
         tmp = root / f".{base}.tmp-{os.getpid()}"
         shutil.rmtree(tmp, ignore_errors=True)
-        cmd = ["mmdebstrap", "--variant=minbase", f"--include={','.join(packages)}",
+        cmd = ["mmdebstrap", "--variant=minbase", f"--include={','.join(spec.packages)}",
                "--dpkgopt=path-exclude=/usr/share/doc/*", "--dpkgopt=path-exclude=/usr/share/man/*",
-               "--dpkgopt=path-exclude=/usr/share/locale/*", suite, str(tmp), MIRROR]
+               "--dpkgopt=path-exclude=/usr/share/locale/*", spec.suite, str(tmp), MIRROR]
         start = time.monotonic()
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
@@ -100,10 +271,28 @@ def base_rootfs(base: str = "debian-bookworm", *, cache_dir: Path | None = None,
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
             raise BuildError(f"building base root filesystem {base} failed: {tail[0]}",
                              hint=f"check that {MIRROR} is reachable, or set AUTOENVSCALING_DEBIAN_MIRROR")
+        if spec.python_image:
+            _as_python_image(tmp)
         shutil.rmtree(target, ignore_errors=True)
         tmp.rename(target)
-        marker.write_text(f"built in {time.monotonic() - start:.1f}s with: {' '.join(cmd)}\n")
+        marker.write_text(json.dumps({"recipe": spec.recipe(), "seconds": round(time.monotonic() - start, 1),
+                                      "command": cmd, "built": time.time()}))
     return target
+
+
+def _as_python_image(root: Path) -> None:
+    """What the official python images offer that Debian's python3 does not: ``python``/``pip`` in
+    /usr/local/bin too (scripts name those paths), and ``pip install`` as root without a venv (the
+    images' Python is not Debian-managed, so there is no EXTERNALLY-MANAGED marker)."""
+    for marker in root.glob("usr/lib/python3*/EXTERNALLY-MANAGED"):
+        marker.unlink()
+    local = root / "usr/local/bin"
+    local.mkdir(parents=True, exist_ok=True)
+    for name, target in (("python", "/usr/bin/python3"), ("python3", "/usr/bin/python3"),
+                         ("pip", "/usr/bin/pip3"), ("pip3", "/usr/bin/pip3")):
+        link = local / name
+        if not link.exists() and not link.is_symlink():
+            link.symlink_to(target)
 
 
 # -- layers for the bwrap backend ---------------------------------------------------------------------
@@ -111,12 +300,10 @@ def base_rootfs(base: str = "debian-bookworm", *, cache_dir: Path | None = None,
 # Keys are content hashes chained from the parent's key, so tasks that share a Dockerfile prefix share
 # its layers. A layer appears by an atomic rename of a finished staging directory; a file lock per key
 # makes concurrent builders of the same layer wait for one another instead of building twice.
-LAYER_FORMAT = 1  # bump when the layout or the base-layer preparation changes
+LAYER_FORMAT = 2  # bump when the layout or the base-layer preparation changes (2: shifted id range)
 SANDBOX_FILES = {  # written into the base layer: what Docker would provide at run time
     "etc/hosts": "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\tsandbox\n",
     "etc/hostname": "sandbox\n",
-    # apt drops to the _apt user to download; a sandbox maps only uid 0, so apt stays root.
-    "etc/apt/apt.conf.d/99autoenvscaling-sandbox": 'APT::Sandbox::User "root";\n',
 }
 
 
@@ -133,6 +320,19 @@ class LayerStore:
         self.cache_dir = Path(cache_dir or default_cache_dir())
         self.root = self.cache_dir / "bwrap" / "layers"
         self.root.mkdir(parents=True, exist_ok=True)
+        # Layers whose step failed, for the life of this store (one backend: a batch, a run). Thirty
+        # tasks sharing a broken RUN line fail once and report that failure thirty times.
+        self.failed: dict[str, BuildError] = {}
+
+    def remember_failure(self, key: str, exc: BuildError) -> None:
+        self.failed[key] = exc
+
+    def raise_if_failed(self, key: str) -> None:
+        exc = self.failed.get(key)
+        if exc is not None:
+            rest = str(exc).partition("\n")[2]  # the output tail the first failure printed
+            raise BuildError(f"{exc.message} (this layer already failed in this batch; not rebuilt)\n{rest}",
+                             hint=exc.hint)
 
     def path(self, key: str) -> Path:
         return self.root / key
@@ -206,12 +406,12 @@ class LayerStore:
 
     async def base_layer(self, base: str) -> tuple[str, bool]:
         """The key of the bottom layer for ``base`` and whether this call built it: the base root
-        filesystem copied with every file owned by the sandbox uid (so root inside a sandbox owns it),
-        plus SANDBOX_FILES."""
+        filesystem copied with every owner shifted into the sandbox's id range (root's files belong
+        to SANDBOX_UID, adm's to SANDBOX_UID + 4, ...), plus SANDBOX_FILES."""
         rootfs = await asyncio.to_thread(base_rootfs, base, cache_dir=self.cache_dir)
-        marker = (rootfs.parent / f"{base}.complete").read_text()
+        marker = _marker(rootfs.parent, base).read_text()
         key = layer_key("", {"op": "base", "base": base, "built": marker, "uid": SANDBOX_UID,
-                             "files": SANDBOX_FILES})
+                             "range": UID_RANGE, "files": SANDBOX_FILES})
         if self.has(key):
             return key, False
         async with self.lock(key):
@@ -224,16 +424,16 @@ class LayerStore:
 
 
 def _copy_as_sandbox_owner(src: Path, dst: Path) -> None:
-    """Copy a root filesystem with all owners set to the sandbox uid. A tar pipe keeps modes,
-    setuid bits (restored after chown), hard links and special files; ~1 s for a minbase root."""
-    pack = subprocess.Popen(["tar", "--numeric-owner", f"--owner={SANDBOX_UID}", f"--group={SANDBOX_GID}",
-                             "-C", str(src), "-cf", "-", "."], stdout=subprocess.PIPE)
+    """Copy a root filesystem with every owner shifted by SANDBOX_UID. A tar pipe keeps modes,
+    hard links and special files (~1 s for a minbase root); the shift then walks the copy once."""
+    pack = subprocess.Popen(["tar", "--numeric-owner", "-C", str(src), "-cf", "-", "."], stdout=subprocess.PIPE)
     unpack = subprocess.run(["tar", "-C", str(dst), "-xpf", "-", "--numeric-owner", "--same-owner"],
                             stdin=pack.stdout, capture_output=True)
     assert pack.stdout is not None
     pack.stdout.close()
     if pack.wait() != 0 or unpack.returncode != 0:
         raise BuildError(f"copying the base root filesystem failed: {unpack.stderr.decode()[-300:]}")
+    shift_owners(dst)
     for rel, text in SANDBOX_FILES.items():
         target = dst / rel
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -242,3 +442,27 @@ def _copy_as_sandbox_owner(src: Path, dst: Path) -> None:
         target.write_text(text)
         os.chown(target, SANDBOX_UID, SANDBOX_GID)
         os.chmod(target, 0o644)
+
+
+def shift_owners(root: Path) -> None:
+    """Move every owner under ``root`` from host ids to the sandbox range (id n -> SANDBOX_UID + n).
+    Hard links are shifted once; setuid/setgid bits, which chown clears, are put back. An id outside
+    the range cannot be represented inside and becomes nobody/nogroup."""
+    seen: set[tuple[int, int]] = set()
+    nobody = UID_RANGE - 2
+    def entries() -> Iterator[str]:
+        yield str(root)
+        for dirpath, dirnames, filenames in os.walk(root):  # never follows symlinks
+            for name in dirnames + filenames:
+                yield os.path.join(dirpath, name)
+
+    for entry in entries():
+        st = os.lstat(entry)
+        if (st.st_dev, st.st_ino) in seen:
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        uid = st.st_uid if st.st_uid < UID_RANGE else nobody
+        gid = st.st_gid if st.st_gid < UID_RANGE else nobody
+        os.lchown(entry, SANDBOX_UID + uid, SANDBOX_GID + gid)
+        if not stat.S_ISLNK(st.st_mode) and st.st_mode & (stat.S_ISUID | stat.S_ISGID):
+            os.chmod(entry, stat.S_IMODE(st.st_mode))

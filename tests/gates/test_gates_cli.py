@@ -71,3 +71,35 @@ def test_validate_and_run_on_bwrap(defects, bwrap_backend):
         rows = json.loads(proc.stdout)
         assert (rows[0]["status"], rows[0]["reward"]) == ("ok", reward)
         assert rows[1]["status"] == "invalid" and "malformed TOML" in rows[1]["error"]
+
+
+HARBOR = Path(__file__).resolve().parents[1] / "fixtures" / "harbor"
+RUN_FIELDS = {"path", "task", "agent", "status", "reward", "rewards", "seconds", "error", "commands", "cause", "reason"}
+
+
+def test_run_oracle_without_a_solution_is_an_error_and_a_zero_says_why(bwrap_backend):
+    no_solution, missing_python = HARBOR / "lint-many-problems", HARBOR / "cause-missing-python"
+    proc = cli("tasks", "run", "--agent", "oracle", str(no_solution), str(missing_python), "--json")
+    assert proc.returncode == 0, proc.stderr  # the batch ran; the verdicts are per task
+    rows = json.loads(proc.stdout)
+    assert all(set(row) == RUN_FIELDS for row in rows)
+    assert [row["path"] for row in rows] == [str(no_solution), str(missing_python)]
+    error, zero = rows
+    assert (error["status"], error["error"], error["reason"]) == (
+        "error", "no solution/solve.sh: the oracle has nothing to run", "no solution/solve.sh: the oracle has nothing to run")
+    assert (error["reward"], error["rewards"], error["commands"]) == (0.0, {}, 0)
+    assert (zero["status"], zero["reward"], zero["cause"]) == ("ok", 0.0, "python: command not found")
+    assert zero["reason"] == "scored 0: python: command not found"
+    table = cli("tasks", "run", "--agent", "oracle", str(no_solution))
+    assert table.returncode == 0 and "error" in table.stdout and "nothing to run" in table.stdout  # a wrapped table
+
+
+def test_lint_judges_the_base_image_for_the_chosen_backend():
+    task = str(HARBOR / "lint-many-problems")
+    bwrap, docker = (json.loads(cli("tasks", "validate", task, "--json", "--backend", b, *SANDBOX_SKIPS).stdout)[0]
+                     for b in ("bwrap", "docker"))
+    assert bwrap["reason"].startswith("lint: 3 problems: missing solution/solve.sh; FROM registry.example.com/")
+    assert docker["reason"] == ("lint: 2 problems: missing solution/solve.sh; "
+                                "COPY source app.py is not in environment/ (Dockerfile line 3)")
+    lint = docker["gates"][0]["evidence"][0]
+    assert lint["command"] == "static lint (backend docker)" and lint["values"]["warnings"] == 1

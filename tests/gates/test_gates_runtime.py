@@ -96,7 +96,8 @@ def test_build_gate_timeout_and_evidence(defects, bwrap_backend):
     result = asyncio.run(BuildGate().check(good, ctx))
     assert result.status == "pass"
     values = result.evidence[0].values
-    assert set(values) == {"build_seconds", "cached", "ref"} and "prepared" in ctx.scratch
+    assert {"build_seconds", "cached", "ref", "base_mapping"} <= set(values) and "prepared" in ctx.scratch
+    assert values["base_mapping"]["base"] in ("debian-bookworm", "debian-trixie")  # the FROM it was built from
     broken = good.with_files({"environment/Dockerfile": "FROM debian:bookworm-slim\nRUN echo building; ls /nonexistent-x\n"})
     result = asyncio.run(BuildGate().check(broken, GateContext(backend=bwrap_backend, runner=None, settings=GateSettings())))
     assert result.status == "fail"

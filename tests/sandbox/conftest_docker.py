@@ -9,18 +9,22 @@ AUTOENVSCALING_REQUIRE_DOCKER=1 (CI), where they fail: CI must never pass by ski
 from __future__ import annotations
 
 import asyncio
+import http.server
 import os
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
 
 from autoenvscaling.errors import MissingPrerequisite
 from autoenvscaling.sandbox.base import PreparedEnvironment, SandboxPolicy
-from autoenvscaling.tasks import Task
+from autoenvscaling.tasks import Task, read_task
 
-__all__ = ["docker_engine", "docker_backend", "docker_basic_task", "docker_basic_env", "in_docker"]  # the fixtures
+__all__ = ["docker_engine", "docker_backend", "docker_basic_task", "docker_basic_env", "in_docker",
+           "docker_fixture_env"]  # the fixtures
 
 BASIC_DOCKERFILE = "FROM ubuntu:24.04\nWORKDIR /app\nENV GREETING=hello\n"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "harbor"  # compose-* and docker-* tasks
 # Small limits so that the resource tests hit them quickly.
 TIGHT = SandboxPolicy(memory_mb=192, storage_mb=64, pids=96)
 
@@ -100,3 +104,30 @@ def in_docker(docker_backend: Any, docker_basic_task: Task, docker_basic_env: Pr
         return asyncio.run(go())
 
     return run
+
+
+@pytest.fixture(scope="session")
+def docker_fixture_env(docker_backend: Any) -> Callable[[str], tuple[Task, PreparedEnvironment]]:
+    """``docker_fixture_env(name)``: (task, prepared environment) of tests/fixtures/harbor/<name>,
+    built once per session for every module that uses it."""
+    prepared: dict[str, tuple[Task, PreparedEnvironment]] = {}
+
+    def get(name: str) -> tuple[Task, PreparedEnvironment]:
+        if name not in prepared:
+            task = read_task(FIXTURES / name)
+            prepared[name] = (task, asyncio.run(docker_backend.prepare(task)))
+        return prepared[name]
+
+    return get
+
+
+class HostSecretHandler(http.server.BaseHTTPRequestHandler):
+    """A host-side HTTP server's handler: a container that reaches it reads "host-secret"."""
+
+    def do_GET(self):  # noqa: N802 - http.server API
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b"host-secret")
+
+    def log_message(self, *args):
+        pass

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from autoenvscaling.sandbox.base import SandboxPolicy
-from autoenvscaling.sandbox.isolation import SANDBOX_UID, host_facts, run_dir
+from autoenvscaling.sandbox.isolation import SANDBOX_UID, UID_RANGE, host_facts, run_dir
 
 from .conftest import make_task
 
@@ -46,8 +46,9 @@ def test_host_secrets_are_unreadable(in_sandbox, tmp_path):
             f.unlink()
     assert marker not in result.stdout + result.stderr
     assert result.stdout.split("uid_map:")[0].strip() != host_shadow.strip()  # the image's own shadow file
-    # uid 0 inside is the unprivileged sandbox uid outside, so host-root-only files stay closed.
-    assert result.stdout.split("uid_map:")[1].split() == ["0", str(SANDBOX_UID), "1"]
+    # ids 0-65535 inside are the unprivileged range from SANDBOX_UID outside, so host-root-only
+    # files stay closed.
+    assert result.stdout.split("uid_map:")[1].split() == ["0", str(SANDBOX_UID), str(UID_RANGE)]
 
 
 def test_writes_stay_inside_the_attempt(in_sandbox, basic_env):

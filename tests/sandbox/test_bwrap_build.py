@@ -63,7 +63,7 @@ CMD ["tool"]
     files = {"environment/src/main.py": "print('hi')\n", "environment/src/pkg/mod.py": "X = 1\n",
              "environment/tool.sh": "#!/bin/sh\necho tool-ran\n", "environment/notes.txt": "notes\n",
              "environment/bundle.tgz": _tgz({"inside/a.txt": b"from archive\n"})}
-    probe = ("pwd; echo $(ls /opt/app); stat -c %a /usr/local/bin/tool; tool; "
+    probe = ("pwd; echo $(ls /opt/app); stat -c %a /usr/local/bin/tool; tool 2>/dev/null || echo denied; "
              "cat /etc/notes.txt /opt/app/renamed.txt /opt/bundle/inside/a.txt /etc/motd /opt/app/heredoc.txt "
              "/opt/app/exec.txt /opt/app/shell.txt whoami.txt; echo \"$APP_HOME|${GREETING:-unset}\"; id -un")
     prepared, result = _build_and_probe(backend, make_task(dockerfile, files=files), probe)
@@ -72,7 +72,8 @@ CMD ["tool"]
     assert lines[0] == "/opt/app/sub" and prepared.workdir == "/opt/app/sub"
     # src/'s contents land in the workdir (not src/ itself); heredoc/exec/shell outputs are beside them.
     assert lines[1] == "exec.txt heredoc.txt main.py pkg renamed.txt shell.txt sub"
-    assert lines[2:4] == ["700", "tool-ran"]
+    # root's 0700 tool is closed to USER worker, as in Docker (ids inside are real ids)
+    assert lines[2:4] == ["700", "denied"]
     assert lines[4:] == ["notes", "notes", "from archive", "welcome to /opt/app", "hello from heredoc",
                          "exec-form", "bash", "worker", "hello", "/opt/app|unset", "worker"]
     assert prepared.user == "worker" and prepared.details["cmd"] == ["tool"]
@@ -135,7 +136,7 @@ def test_build_runs_contained(backend):
     task = make_task("FROM ubuntu:24.04\nRUN cat /proc/self/uid_map > /uidmap; (ls /work /tmp) > /seen 2>&1; "
                      f"true # {secrets.token_hex(4)}\n")
     _, result = _build_and_probe(backend, task, "cat /uidmap; cat /seen")
-    assert result.stdout.split()[:3] == ["0", "1900000000", "1"]
+    assert result.stdout.split()[:3] == ["0", "1900000000", "65536"]
     assert "No such file" in result.stdout  # /work of the host is not there
 
 

@@ -20,7 +20,7 @@ from autoenvscaling.errors import BuildError, MissingPrerequisite
 from autoenvscaling.sandbox.base import SandboxPolicy
 
 from .conftest_docker import *  # noqa: F403 - the shared docker fixtures
-from .conftest_docker import TIGHT, docker_task
+from .conftest_docker import TIGHT, HostSecretHandler, docker_task
 docker = pytest.mark.docker
 
 
@@ -149,19 +149,9 @@ def test_upload_and_download(in_docker, tmp_path):
     assert (tmp_path / "got" / "out" / "sub" / "f.txt").read_text() == "made\n"
 
 
-class _Hello(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):  # noqa: N802 - http.server API
-        self.send_response(200)
-        self.end_headers()
-        self.wfile.write(b"host-secret")
-
-    def log_message(self, *args):
-        pass
-
-
 @docker
 def test_network_is_loopback_only(in_docker):
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), HostSecretHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     port = server.server_address[1]
     try:
@@ -327,6 +317,79 @@ def test_dockerfile_builds_and_is_cached(docker_backend):
     assert not other.cached and other.ref != first.ref  # the build context is part of the cache key
 
 
+PIP_DOCKERFILE = ("FROM python:3.11-slim-bookworm\n"
+                  "COPY . /srv/context/\n"
+                  "RUN test -s \"$SSL_CERT_FILE\" && echo \"ca-mounted=$SSL_CERT_FILE pip=$PIP_CERT\"\n"
+                  "RUN pip install --no-cache-dir six\n")
+
+
+@docker
+def test_build_steps_reach_pypi_and_bake_in_nothing(docker_backend):
+    """RUN pip install goes through the host's proxy CA (mounted for RUN steps only); the image keeps
+    neither the bundle (not even through COPY . of the context) nor the variables that named it."""
+    from autoenvscaling.sandbox.buildnet import CA_TARGET, CA_VARIABLES
+    from autoenvscaling.sandbox.docker_images import CA_CONTEXT_NAME
+
+    if docker_backend.images.access.ca is None:
+        pytest.skip("this host has no CA bundle to pass to builds")
+    # A fresh nonce: the build must run here (its log is the evidence), not come from the cache.
+    task = docker_task(PIP_DOCKERFILE, files={"environment/nonce": uuid.uuid4().hex}, name="docker-pip")
+    prepared = asyncio.run(docker_backend.prepare(task))
+    client = docker_backend.client
+    try:
+        async def go():
+            async with await docker_backend.create(task, prepared) as sb:
+                return await sb.exec("python -c 'import six; print(six.__name__)'; ls -A /srv/context; "
+                                     "find / -xdev -name '*autoenvscaling-build*' 2>/dev/null; env | grep -c CERT")
+
+        seen = asyncio.run(go())
+        layers = client.api.create_container(prepared.ref, ["true"])["Id"]  # never started: /dev as built
+        try:
+            stream, _ = client.api.get_archive(layers, "/dev")
+            dev = [m.name for m in tarfile.open(fileobj=io.BytesIO(b"".join(stream)))]
+        finally:
+            client.api.remove_container(layers, force=True)
+        config_env = client.api.inspect_image(prepared.ref)["Config"]["Env"]
+    finally:
+        client.images.remove(prepared.details["image"])
+    assert f"ca-mounted={CA_TARGET} pip={CA_TARGET}" in prepared.details["output_tail"]
+    assert seen.stdout.split() == ["six", "Dockerfile", "nonce", "0"], seen  # no bundle, no .dockerignore we added
+    assert not [name for name in dev if "autoenvscaling" in name]
+    assert not [item for item in config_env if item.split("=")[0] in (*CA_VARIABLES, "PIP_INDEX_URL")]
+    assert CA_CONTEXT_NAME not in seen.stdout
+
+
+@docker
+def test_build_cache_key_follows_the_ca_bundle_content_not_its_mtime(docker_backend, docker_basic_env, tmp_path):
+    from autoenvscaling.sandbox.docker_images import BuildAccess, ImageStore
+
+    bundle = tmp_path / "ca.crt"
+    bundle.write_bytes(b"-----BEGIN CERTIFICATE-----\nfirst\n-----END CERTIFICATE-----\n")
+
+    def tag() -> str:
+        store = ImageStore(lambda: docker_backend.client, tmp_path, BuildAccess.from_host({"SSL_CERT_FILE": str(bundle)}))
+        return store.plan_build("FROM ubuntu:24.04\nRUN true\n", {}).tag
+
+    first = tag()
+    os.utime(bundle, (time.time() + 3600, time.time() + 3600))
+    assert tag() == first  # a touched bundle rebuilds nothing
+    bundle.write_bytes(b"-----BEGIN CERTIFICATE-----\nrotated\n-----END CERTIFICATE-----\n")
+    assert tag() != first  # new content: the images that used the old bundle are rebuilt
+    proxied = ImageStore(lambda: docker_backend.client, tmp_path,
+                         BuildAccess.from_host({"SSL_CERT_FILE": str(bundle), "https_proxy": "http://proxy:3128"}))
+    plan = proxied.plan_build("FROM ubuntu:24.04\nRUN true\n", {})
+    assert plan.tag == tag() and plan.buildargs["https_proxy"] == "http://proxy:3128"  # proxies only carry traffic
+    indexed = ImageStore(lambda: docker_backend.client, tmp_path, BuildAccess.from_host(
+        {"SSL_CERT_FILE": str(bundle), "PIP_INDEX_URL": "https://mirror.example/simple",
+         "PIP_EXTRA_INDEX_URL": "file:///opt/wheels"}))
+    plan = indexed.plan_build("FROM ubuntu:24.04\nRUN true\n", {})
+    assert plan.tag != tag() and "PIP_EXTRA_INDEX_URL" not in plan.buildargs  # host paths stay out
+    rendered = tarfile.open(fileobj=io.BytesIO(plan.context)).extractfile("Dockerfile").read().decode().splitlines()
+    assert rendered[0].startswith("FROM autoenvscaling/base:") and "ARG PIP_INDEX_URL" in rendered[1:]
+    assert rendered[-1] == ("RUN --mount=type=bind,source=.autoenvscaling-build-ca.crt,"
+                            "target=/dev/.autoenvscaling-build/ca-certificates.crt,readonly true")
+
+
 @docker
 def test_build_failure_raises_build_error_with_output_tail(docker_backend):
     task = docker_task("FROM ubuntu:24.04\nRUN echo boom-marker-$((6*7)) && exit 3\n", name="docker-broken")
@@ -338,21 +401,39 @@ def test_build_failure_raises_build_error_with_output_tail(docker_backend):
 
 @docker
 def test_docker_image_and_unmapped_images(docker_backend):
-    mapped = docker_task(None, environment={"docker_image": "python:3.12-slim"}, name="docker-image")
-    local = docker_task(None, environment={"docker_image": "autoenvscaling/base:debian-bookworm"}, name="docker-local")
+    mapped = docker_task(None, environment={"docker_image": "python:3.11-slim"}, name="docker-image")
+    local = docker_task(None, environment={"docker_image": "autoenvscaling/base:python-3.11-bookworm"}, name="docker-local")
     unknown = docker_task("FROM quay.io/nobody/nothing:1\n", name="docker-unknown")
 
     async def go():
         env = await docker_backend.prepare(mapped)
         async with await docker_backend.create(mapped, env) as sb:
-            py = await sb.exec("python3 -c 'print(42)'")
+            py = await sb.exec("python -c 'import sys; print(42, sys.version_info[:2])'; pip --version")
         return env, await docker_backend.prepare(local), py
 
     env, local_env, py = asyncio.run(go())
-    assert py.stdout == "42\n"
-    assert env.ref == local_env.ref  # python:* maps to the Debian base image the engine already has
+    assert py.stdout.startswith("42 (3, 11)\n") and "pip" in py.stdout  # what python:3.11 images offer
+    assert env.ref == local_env.ref  # python:3.11-* maps to the local Python 3.11 base the engine now has
+    assert env.details["base_mapping"] == {"image": "python:3.11-slim", "base": "python-3.11-bookworm", "note": ""}
+    assert local_env.details["base_mapping"]["note"] == "the engine's own image, used as is"
+    assert env.env["PYTHON_VERSION"] == "3.11" and env.env["LANG"] == "C.UTF-8"  # the recipe's ENV
     with pytest.raises(BuildError, match="cannot be pulled"):
         asyncio.run(docker_backend.prepare(unknown))
+
+
+@docker
+def test_base_mapping_and_recipe_stamp(docker_backend, docker_basic_env):
+    """Every external FROM records what it became; the base image carries its recipe's stamp."""
+    import hashlib
+
+    from autoenvscaling.sandbox.rootfs import BASES
+
+    mapping = docker_basic_env.details["base_mapping"]
+    assert mapping["image"] == "ubuntu:24.04" and mapping["base"] == "debian-trixie"
+    assert "stand-in" in mapping["note"]  # not faithful, and says so
+    assert docker_basic_env.details["base_mappings"] == [mapping]
+    labels = docker_backend.client.api.inspect_image(f"autoenvscaling/base:{mapping['base']}")["Config"]["Labels"]
+    assert labels["autoenvscaling.rootfs"] == hashlib.sha256(BASES[mapping["base"]].recipe().encode()).hexdigest()[:16]
 
 
 @docker
@@ -371,10 +452,17 @@ def test_stale_containers_of_dead_processes_are_removed(docker_backend, docker_b
     stale = client.containers.create(docker_basic_env.ref, ["sleep", "60"], labels=labels)
     mine = client.containers.create(docker_basic_env.ref, ["sleep", "60"],
                                     labels={**labels, "autoenvscaling.pid": str(os.getpid())})
+    # A compose attempt's network and volume, left the same way.
+    network = client.networks.create(f"aes-net-stale{uuid.uuid4().hex[:6]}", internal=True, labels=labels)
+    volume = client.volumes.create(f"aes-stale-{uuid.uuid4().hex[:6]}", labels=labels)
     try:
-        assert docker_backend.remove_stale() >= 1
+        assert docker_backend.remove_stale() >= 3
         with pytest.raises(NotFound):
             client.api.inspect_container(stale.id)
+        with pytest.raises(NotFound):
+            client.api.inspect_network(network.id)
+        with pytest.raises(NotFound):
+            client.api.inspect_volume(volume.name)
         client.api.inspect_container(mine.id)  # a live process's sandbox stays
     finally:
         mine.remove(force=True)
@@ -386,10 +474,11 @@ def test_base_image_is_shared_across_cache_directories(docker_backend, docker_ba
     root filesystem is built there and nothing is re-imported."""
     from autoenvscaling.sandbox.docker_images import ImageStore
 
-    before = docker_backend.client.api.inspect_image("autoenvscaling/base:debian-bookworm")["Id"]
+    base = docker_basic_env.details["base_mapping"]["base"]
+    before = docker_backend.client.api.inspect_image(f"autoenvscaling/base:{base}")["Id"]
     store = ImageStore(lambda: docker_backend.client, tmp_path)
     start = time.monotonic()
-    ref = store.base_image("debian-bookworm")
+    ref = store.base_image(base)
     assert time.monotonic() - start < 2
     assert docker_backend.client.api.inspect_image(ref)["Id"] == before
     assert not (tmp_path / "rootfs").exists()

@@ -55,7 +55,7 @@ def test_plan_resolves_args_env_workdir_and_context():
                "environment/a.txt": "a", "environment/b.txt": "b", "environment/secret.key": "k",
                "environment/.dockerignore": "*.key\n"})
     plan = plan_build(task)
-    assert (plan.image, plan.base) == ("ubuntu:24.04", "debian-bookworm")
+    assert (plan.image, plan.base) == ("ubuntu:24.04", "debian-trixie")
     assert plan.env == {"APP": "/opt/app", "NAME": "my app", "PATH": f"/opt/app/bin:{DEFAULT_PATH}"}
     assert plan.workdir == "/opt/app/sub" and plan.user == "1.2"
     assert plan.metadata["labels"] == {"a": "b"} and plan.metadata["exposed"] == ["80/tcp"]
@@ -84,7 +84,7 @@ def test_context_rules_and_build_errors():
 def test_docker_image_without_dockerfile_is_a_from_line():
     task = make_task(environment={"docker_image": "python:3.11-slim"}).with_files({"environment/Dockerfile": None})
     plan = plan_build(task)
-    assert (plan.image, plan.base, plan.steps) == ("python:3.11-slim", "debian-bookworm", [])
+    assert (plan.image, plan.base, plan.steps) == ("python:3.11-slim", "python-3.11-bookworm", [])
 
 
 @pytest.mark.parametrize("dockerfile, why", [

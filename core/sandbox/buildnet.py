@@ -1,0 +1,123 @@
+"""What a build step needs to reach the package registries the way the host does.
+
+Hosts often reach PyPI, Debian or npm through a proxy, sometimes one that intercepts TLS with its own
+CA. A fresh base root trusts neither. So every RUN step that has the network gets the host's CA
+bundle, proxy variables and pip index settings for that step only (BuildKit-style secrets): the CA
+bundle is bind-mounted read-only under /dev (a tmpfs of the step, never part of a layer) and the
+variables are set in the step's environment, not in the image's. Nothing of it is baked in, and none
+of it is part of a layer's cache key (a rotated CA does not rebuild every image).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BUILD_DIR = "/dev/.autoenvscaling-build"
+CA_TARGET = f"{BUILD_DIR}/ca-certificates.crt"
+APT_TARGET = f"{BUILD_DIR}/apt.conf"
+APT_PROXY_KEYS = ("Acquire::http::Proxy", "Acquire::https::Proxy")
+# Where tools look for a CA bundle when told by the environment.
+CA_VARIABLES = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "PIP_CERT", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO",
+                "NODE_EXTRA_CA_CERTS")
+PROXY_VARIABLES = ("http_proxy", "https_proxy", "no_proxy", "all_proxy", "ftp_proxy")
+PIP_VARIABLES = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST", "UV_INDEX_URL",
+                 "UV_EXTRA_INDEX_URL", "NPM_CONFIG_REGISTRY")
+HOST_BUNDLES = ("/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem")
+
+
+@dataclass(frozen=True)
+class BuildNetwork:
+    """Read-only binds (host path, sandbox path) and environment for one networked build step."""
+
+    binds: tuple[tuple[str, str], ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        parts = ["the host's CA bundle" if CA_TARGET in dict((t, s) for s, t in self.binds) else "no CA bundle"]
+        names = sorted(k for k in self.env if k not in CA_VARIABLES)
+        if names:
+            parts.append("settings " + ", ".join(names))
+        return "; ".join(parts)
+
+
+def host_ca_bundle(environ: dict[str, str] | None = None) -> str | None:
+    """The CA bundle the host's tools trust: SSL_CERT_FILE / REQUESTS_CA_BUNDLE when set, else the
+    distribution's bundle."""
+    environ = dict(os.environ if environ is None else environ)
+    for candidate in (environ.get("SSL_CERT_FILE"), environ.get("REQUESTS_CA_BUNDLE"), *HOST_BUNDLES):
+        if candidate and Path(candidate).is_file():
+            return candidate
+    return None
+
+
+def host_apt_proxies() -> dict[str, str]:
+    """The host's apt proxy settings (Acquire::http::Proxy, ...), when apt is configured with any."""
+    if shutil.which("apt-config") is None:
+        return {}
+    found = {}
+    for key in APT_PROXY_KEYS:
+        try:
+            out = subprocess.run(["apt-config", "dump", key], capture_output=True, text=True, timeout=10).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            return {}
+        for line in out.splitlines():  # Acquire::http::Proxy "http://proxy:3128/";
+            name, _, value = line.partition(" ")
+            if name == key and value.strip().strip(";").strip('"'):
+                found[key] = value.strip().strip(";").strip('"')
+    return found
+
+
+def _published(data: bytes, suffix: str, where: Path) -> str:
+    """``data`` as a read-only file named by its hash under ``where``. bwrap binds it by path as the
+    sandbox uid, so it must live where that uid can reach it (not under root's home)."""
+    path = where / f"{hashlib.sha256(data).hexdigest()[:16]}{suffix}"
+    if not path.exists():
+        where.mkdir(parents=True, exist_ok=True)
+        os.chmod(where, 0o711)
+        tmp = where / f".{path.name}.{os.getpid()}.tmp"
+        tmp.write_bytes(data)
+        os.chmod(tmp, 0o644)
+        tmp.rename(path)
+    return str(path)
+
+
+def _apt_conf(bundle: bool, proxies: dict[str, str]) -> bytes | None:
+    """apt settings for a build step: the CA for https sources and the host's proxies."""
+    lines = [f'Acquire::https::CAInfo "{CA_TARGET}";'] if bundle else []
+    lines += [f'{key} "{value}";' for key, value in sorted(proxies.items())]
+    return ("// Written by autoenvscaling for build steps only\n" + "\n".join(lines) + "\n").encode() if lines else None
+
+
+def host_build_network(environ: dict[str, str] | None = None, *, where: Path | None = None) -> BuildNetwork:
+    """The host's CA bundle, proxies and index settings, as a build step should see them.
+    Index URLs that name host files (file://) are left out: those paths do not exist in a sandbox."""
+    from .isolation import run_dir
+
+    environ = dict(os.environ if environ is None else environ)
+    where = where or run_dir().parent / "buildnet"
+    env: dict[str, str] = {}
+    binds: list[tuple[str, str]] = []
+    bundle = host_ca_bundle(environ)
+    if bundle:
+        binds.append((_published(Path(bundle).read_bytes(), ".crt", where), CA_TARGET))
+        env.update({name: CA_TARGET for name in CA_VARIABLES})
+    apt = _apt_conf(bool(bundle), host_apt_proxies())
+    if apt:
+        apt_conf = _published(apt, ".conf", where)
+        binds.append((apt_conf, APT_TARGET))
+        env["APT_CONFIG"] = APT_TARGET
+    for name in PROXY_VARIABLES:
+        for variant in (name, name.upper()):
+            if environ.get(variant):
+                env[variant] = environ[variant]
+    for name in PIP_VARIABLES:
+        value = environ.get(name, "")
+        kept = " ".join(part for part in value.split() if not part.startswith("file:"))
+        if kept:
+            env[name] = kept
+    return BuildNetwork(binds=tuple(binds), env=env)

@@ -1,0 +1,32 @@
+"""What a networked build step gets from the host: CA bundle, proxies, index settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from autoenvscaling.sandbox.buildnet import APT_TARGET, CA_TARGET, host_build_network
+
+
+def test_host_settings_are_passed_and_host_paths_are_not(tmp_path):
+    bundle = tmp_path / "bundle.pem"
+    bundle.write_text("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
+    environ = {"SSL_CERT_FILE": str(bundle), "https_proxy": "http://proxy.internal:3128", "NO_PROXY": "localhost",
+               "PIP_EXTRA_INDEX_URL": "file:///opt/wheels https://mirror.example/simple", "PIP_FIND_LINKS": "/opt/w"}
+    net = host_build_network(environ, where=tmp_path / "pub")
+    binds = {target: Path(source) for source, target in net.binds}
+    assert binds[CA_TARGET].read_bytes() == bundle.read_bytes()  # a published copy, reachable by path
+    assert binds[CA_TARGET].parent == tmp_path / "pub" and binds[CA_TARGET].stat().st_mode & 0o444 == 0o444
+    assert 'Acquire::https::CAInfo "' + CA_TARGET in binds[APT_TARGET].read_text()
+    assert net.env["SSL_CERT_FILE"] == net.env["PIP_CERT"] == CA_TARGET and net.env["APT_CONFIG"] == APT_TARGET
+    assert net.env["https_proxy"] == "http://proxy.internal:3128" and net.env["NO_PROXY"] == "localhost"
+    assert net.env["PIP_EXTRA_INDEX_URL"] == "https://mirror.example/simple"  # the file:// part names the host
+    assert "PIP_FIND_LINKS" not in net.env
+
+
+def test_no_bundle_no_ca_variables(tmp_path, monkeypatch):
+    import autoenvscaling.sandbox.buildnet as buildnet
+
+    monkeypatch.setattr(buildnet, "HOST_BUNDLES", ())
+    monkeypatch.setattr(buildnet, "host_apt_proxies", lambda: {})
+    net = host_build_network({}, where=tmp_path)
+    assert net.binds == () and "SSL_CERT_FILE" not in net.env and "APT_CONFIG" not in net.env

@@ -1,0 +1,155 @@
+"""The bwrap backend's id range, build-time registry access, failed-layer memo and ENTRYPOINT
+services, on real sandboxes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+
+import pytest
+from autoenvscaling.errors import BuildError, SandboxError
+from autoenvscaling.sandbox.buildnet import CA_TARGET, host_ca_bundle
+from autoenvscaling.sandbox.isolation import SANDBOX_UID
+from autoenvscaling.tasks import TaskFile
+
+from .conftest import make_task
+
+
+def _prepare_and_run(backend, task, *commands, user=None, timeout=60):
+    async def go():
+        prepared = await backend.prepare(task)
+        async with await backend.create(task, prepared) as sb:
+            return prepared, [await sb.exec(c, user=user, timeout=timeout) for c in commands], sb
+    return asyncio.run(go())
+
+
+def test_files_keep_other_owners_and_user_restricts_access(backend):
+    dockerfile = ("FROM debian:bookworm\n"
+                  "RUN groupadd -g 4321 crew && useradd -m -u 1234 -G crew app && install -d -m 0770 -g crew /srv/crew "
+                  "&& echo top > /root/secret && chmod 600 /root/secret && chgrp adm /var/log\n"
+                  "COPY --chown=app notes.txt /home/app/notes.txt\n"
+                  "USER app\nWORKDIR /home/app/work\n")
+    task = make_task(dockerfile, files={"environment/notes.txt": "mine\n"}, name="ids")
+    prepared, (as_app,), _ = _prepare_and_run(
+        backend, task,
+        "id -u; id -G; stat -c %u:%g /home/app/notes.txt /home/app/work; touch /srv/crew/ok && echo crew-ok; "
+        "cat /root/secret || echo no-secret; touch /etc/evil || echo no-etc; echo hi > /home/app/mine && echo home-ok",
+    )
+    lines = as_app.stdout.split()
+    # A non-root user sees ids other than its own as 65534 (bwrap nests a user namespace for it), but
+    # the kernel checks the real ones: membership of crew opens /srv/crew.
+    assert lines[:2] == ["1234", "1234"] and len(as_app.stdout.splitlines()[1].split()) == 2
+    assert "1234:1234" in lines  # COPY --chown=app and WORKDIR under USER app, as BuildKit does
+    assert {"crew-ok", "no-secret", "no-etc", "home-ok"} <= set(lines), as_app.tail()
+    _, (root_view,), _ = _prepare_and_run(backend, task, "stat -c %u:%g /var/log /srv/crew; cat /root/secret",
+                                          user="root")
+    assert root_view.stdout.split() == ["0:4", "0:4321", "top"]
+    # On the host every id is shifted into the unprivileged range.
+    layer = next(p for p in map(__import__("pathlib").Path, prepared.details["lower"]) if (p / "srv/crew").exists())
+    st = os.stat(layer / "srv/crew")
+    assert (st.st_uid, st.st_gid) == (SANDBOX_UID, SANDBOX_UID + 4321)
+
+
+def test_ids_beyond_the_range_are_a_sandbox_limit(backend):
+    task = make_task("FROM debian:bookworm\nRUN touch /x && chown 70000 /x\n", name="ids-limit")
+    with pytest.raises(BuildError, match="sandbox limit") as err:
+        asyncio.run(backend.prepare(task))
+    assert "docker" in (err.value.hint or "")
+
+
+def test_build_steps_reach_the_registries_without_baking_in_the_ca(backend):
+    if host_ca_bundle() is None:
+        pytest.skip("this host has no CA bundle to share")
+    dockerfile = ("FROM debian:bookworm\n"
+                  f'RUN test "$SSL_CERT_FILE" = {CA_TARGET} && test -s "$PIP_CERT" && '
+                  "python3 -c \"import urllib.request; urllib.request.urlopen('https://pypi.org/simple/six/', timeout=60)\" "
+                  "&& echo reached > /reached\n")
+    task = make_task(dockerfile, name="buildnet")
+    prepared, (probe,), _ = _prepare_and_run(
+        backend, task, "cat /reached; echo ${SSL_CERT_FILE:-unset} ${PIP_CERT:-unset}; "
+                       "ls /dev/.autoenvscaling-build 2>/dev/null || echo no-ca-dir")
+    assert probe.stdout.split() == ["reached", "unset", "unset", "no-ca-dir"], probe.tail()
+    assert "SSL_CERT_FILE" not in prepared.env
+    for layer in prepared.details["lower"]:  # nothing of the CA landed in any layer
+        assert not os.path.exists(os.path.join(layer, "dev/.autoenvscaling-build"))
+
+
+def test_a_failed_layer_is_built_once_per_batch(bwrap_cls, tmp_path):
+    backend = bwrap_cls(cache_dir=tmp_path.parent / "memo-cache")
+    marker = f"/tmp/aes-memo-{os.getpid()}-{time.time_ns()}"
+    # The step fails (exit 3) and leaves a mark on the host only through its output.
+    failing = f"FROM debian:bookworm\nRUN echo building {marker} && exit 3\n"
+    first, second = make_task(failing, name="memo-a"), make_task(failing + "WORKDIR /app\n", name="memo-b")
+
+    async def go():
+        errors = []
+        for task in (first, second):
+            start = time.monotonic()
+            try:
+                await backend.prepare(task)
+            except BuildError as exc:
+                errors.append((str(exc), time.monotonic() - start))
+        return errors
+
+    (one, _), (two, took) = asyncio.run(go())
+    assert "exit code 3" in one and "already failed in this batch" in two
+    assert marker in two  # the remembered error keeps the first build's output tail
+    assert took < 0.5
+
+
+ENTRY = "FROM debian:bookworm\nCOPY start.sh /start.sh\nENTRYPOINT [\"/start.sh\"]\n"
+
+
+def test_entrypoint_service_survives_commands_and_timeouts(backend):
+    start = ("#!/bin/sh\necho starting\n"
+             "python3 -c 'import http.server as h; h.HTTPServer((\"127.0.0.1\", 8080), h.SimpleHTTPRequestHandler)"
+             ".serve_forever()' >/dev/null 2>&1 &\nexec \"$@\"\n")
+    task = make_task(ENTRY, files={"environment/start.sh": TaskFile(data=start.encode(), executable=True)}, name="entry-ok")
+    fetch = "python3 -c \"import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:8080/', timeout=5).status)\""
+
+    async def go():
+        prepared = await backend.prepare(task)
+        async with await backend.create(task, prepared) as sb:
+            first = await sb.exec(fetch)
+            slow = await sb.exec("sleep 30", timeout=1)
+            again = await sb.exec(fetch)
+            return first, slow, again, sb.entrypoint_output()
+
+    first, slow, again, output = asyncio.run(go())
+    assert first.stdout.strip() == "200" and slow.timed_out and again.stdout.strip() == "200"
+    assert "starting" in output
+
+
+def test_entrypoint_that_exits_is_a_sandbox_error_with_its_output(backend):
+    start = "#!/bin/sh\necho 'cannot open /etc/app.conf' >&2\nexit 4\n"
+    task = make_task(ENTRY, files={"environment/start.sh": TaskFile(data=start.encode(), executable=True)}, name="entry-bad")
+
+    async def go():
+        prepared = await backend.prepare(task)
+        async with await backend.create(task, prepared):
+            pass
+
+    with pytest.raises(SandboxError, match=r"exited with code 4 .*cannot open /etc/app.conf"):
+        asyncio.run(go())
+
+
+def test_attempts_do_not_share_a_network(backend):
+    """Each attempt has its own loopback: an ENTRYPOINT service of one attempt is unreachable from
+    another attempt of the same task, and a listener a command left behind is gone with it."""
+    start = ("#!/bin/sh\npython3 -c 'import http.server as h; h.HTTPServer((\"127.0.0.1\", 8080), "
+             "h.SimpleHTTPRequestHandler).serve_forever()' >/dev/null 2>&1 &\nexec \"$@\"\n")
+    served = make_task(ENTRY, files={"environment/start.sh": TaskFile(data=start.encode(), executable=True)},
+                       name="net-a")
+    plain = make_task("FROM debian:bookworm\n", name="net-b")
+    probe = ("python3 -c \"import socket; s=socket.socket(); s.settimeout(2); "
+             "print('open' if s.connect_ex(('127.0.0.1', 8080)) == 0 else 'closed')\"")
+
+    async def go():
+        pa, pb = await backend.prepare(served), await backend.prepare(plain)
+        async with await backend.create(served, pa) as a, await backend.create(plain, pb) as b:
+            left = await b.exec("setsid python3 -m http.server 8080 --bind 127.0.0.1 >/dev/null 2>&1 & sleep 1")
+            return (await a.exec(probe)).stdout.strip(), (await b.exec(probe)).stdout.strip(), left
+
+    in_a, in_b, left = asyncio.run(go())
+    assert left.ok and in_a == "open" and in_b == "closed"

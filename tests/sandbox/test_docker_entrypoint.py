@@ -1,0 +1,128 @@
+"""ENTRYPOINT services on the docker backend, against a real engine: the image's entrypoint runs
+before the sandbox's init (as Docker appends the command to it), the services it started are the
+sandbox's own and outlive every command, while whatever a command starts (setsid daemons, busy
+process trees, a timed-out command's children) is still killed; an entrypoint that fails at start
+is one line quoting its output. The fixture task scores oracle 1 and nop 0 through the trial runner."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from autoenvscaling.agents.builtin import NopAgent, OracleAgent
+from autoenvscaling.errors import SandboxError
+from autoenvscaling.runtime.trial import TrialRunner
+from autoenvscaling.sandbox.base import SandboxPolicy
+
+from .conftest_docker import *  # noqa: F403 - the shared docker fixtures
+from .conftest_docker import docker_task
+
+pytestmark = pytest.mark.docker
+FETCH = "python3 -c \"import urllib.request; print(urllib.request.urlopen('http://api.internal/token', timeout=5).read().decode().strip())\""
+
+
+def processes(sb):
+    """The command lines of every process in the sandbox except pid 1 and the probe itself."""
+    return sb.exec("for p in /proc/[0-9]*; do [ \"${p#/proc/}\" = 1 ] || [ \"${p#/proc/}\" = $$ ] || "
+                   "tr '\\0' ' ' < $p/cmdline 2>/dev/null && echo; done", user="0")
+
+
+def test_fixture_scores_oracle_1_and_nop_0(docker_backend, docker_fixture_env):
+    task, prepared = docker_fixture_env("docker-entrypoint-service")
+    runner = TrialRunner(docker_backend)
+
+    async def go():
+        return await runner.run(task, OracleAgent(), prepared=prepared), await runner.run(task, NopAgent(), prepared=prepared)
+
+    oracle, nop = asyncio.run(go())
+    assert prepared.details["entrypoint"] == ["/opt/api/entrypoint.sh"]
+    assert oracle.status == "ok" and oracle.reward == 1.0, oracle.steps[-1].verifier.output_tail
+    # The verifier reached the API after the agent's commands ran: the service survived them.
+    assert "<api down>" not in oracle.steps[-1].verifier.output_tail
+    assert nop.status == "ok" and nop.reward == 0.0, nop
+
+
+def test_entrypoint_services_outlive_commands_whose_own_processes_do_not(docker_backend, docker_fixture_env):
+    task, prepared = docker_fixture_env("docker-entrypoint-service")
+
+    async def go():
+        async with await docker_backend.create(task, prepared) as sb:
+            first = await sb.exec(FETCH)
+            daemons = await sb.exec("setsid sleep 301 & nohup sleep 302 >/dev/null 2>&1 & (setsid sleep 303 &); "
+                                    "for i in $(seq 30); do (while :; do sleep 0.01; done) & done; echo started")
+            after_daemons = await processes(sb)
+            slow = await sb.exec("setsid sleep 304 & sleep 305", timeout=1.5)
+            after_timeout = await processes(sb)
+            again = await sb.exec(FETCH)
+            return sb.entrypoint_log, sb.spare, first, daemons, after_daemons, slow, after_timeout, again
+
+    log, spare, first, daemons, after_daemons, slow, after_timeout, again = asyncio.run(go())
+    assert "entrypoint: api.internal serving on port 80" in log  # the entrypoint's output is kept
+    assert spare  # the API's processes were taken as the sandbox's own
+    assert first.ok and len(first.stdout.strip()) == 36, first
+    assert daemons.ok and daemons.stdout == "started\n"
+    assert slow.timed_out
+    for left in (after_daemons, after_timeout):
+        lines = [line for line in left.stdout.splitlines() if line.strip()]
+        assert not [line for line in lines if "sleep" in line], lines  # nothing a command started survived
+        assert [line for line in lines if "api.py" in line], lines  # the entrypoint's service did
+    assert again.ok and again.stdout == first.stdout  # the same service process answered throughout
+
+
+def test_a_sandbox_without_entrypoint_spares_nothing(in_docker, docker_basic_env):
+    """The common case keeps the one-syscall sweep: no ready wait, no spared processes."""
+    async def go(sb):
+        await sb.exec("setsid sleep 306 &")
+        return sb.spare, await processes(sb)
+
+    spare, left = in_docker(go)
+    assert docker_basic_env.details["entrypoint"] is None
+    assert spare == "" and "sleep" not in left.stdout
+
+
+def test_an_entrypoint_that_fails_at_start_is_one_line_quoting_its_output(docker_backend):
+    task = docker_task('FROM debian:bookworm\nCOPY start.sh /start.sh\nENTRYPOINT ["/bin/sh", "/start.sh"]\n',
+                       files={"environment/start.sh": 'echo "starting the api"\n'
+                                                      'echo "fatal: /etc/api.conf is missing" >&2\nexit 3\n'},
+                       name="docker-entrypoint-fails")
+    prepared = asyncio.run(docker_backend.prepare(task))
+
+    async def go():
+        sb = await docker_backend.create(task, prepared)
+        with pytest.raises(SandboxError) as info:
+            await sb.start()
+        return sb, info.value
+
+    sb, error = asyncio.run(go())
+    assert "\n" not in error.message and "exited with code 3" in error.message
+    assert error.message.endswith("fatal: /etc/api.conf is missing")  # its last output line
+    assert 'exec "$@"' in (error.hint or "")
+    assert "starting the api" in sb.entrypoint_log
+    left = docker_backend.client.containers.list(all=True, filters={"label": "autoenvscaling.task=docker-entrypoint-fails"})
+    assert left == []  # the failed start removed its container
+
+
+def test_an_entrypoint_that_ignores_its_arguments_is_accepted_after_the_ready_timeout(docker_engine):
+    """Docker runs ``ENTRYPOINT ["server"]`` images too (the command is appended and ignored): the
+    sandbox waits for the init, then takes the entrypoint's processes as its own."""
+    from autoenvscaling.sandbox.docker_backend import DockerBackend
+
+    backend = DockerBackend(policy=SandboxPolicy(memory_mb=192, pids=96))
+    backend.ready_timeout = 1.5
+    task = docker_task('FROM debian:bookworm\nWORKDIR /srv\nRUN echo served > index.html\n'
+                       'ENTRYPOINT ["/bin/sh", "-c", "exec python3 -m http.server 8000"]\n', name="docker-entrypoint-server")
+
+    async def go():
+        prepared = await backend.prepare(task)
+        async with await backend.create(task, prepared) as sb:
+            await sb.exec("setsid sleep 307 &")
+            served = await sb.exec(FETCH.replace("http://api.internal/token", "http://127.0.0.1:8000/"))
+            return sb.notes, served, await processes(sb)
+
+    try:
+        notes, served, left = asyncio.run(go())
+    finally:
+        asyncio.run(backend.aclose())
+    assert any("did not run the container's command within 1.5s" in note for note in notes), notes
+    assert served.stdout == "served\n" and "sleep" not in left.stdout
