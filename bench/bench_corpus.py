@@ -138,8 +138,12 @@ async def validate(args: argparse.Namespace) -> list[dict[str, Any]]:
     if validator.needs_sandbox:
         validator.use_backend(make_backend(args.backend, host, SandboxPolicy(network=args.network)))
     order = {str(p): i for i, p in enumerate(task_dirs)}
-    reports = [r async for r in validate_many(task_dirs, validator=validator,
-                                              executor=LocalExecutor(concurrency=args.jobs))]
+    reports = []
+    async for report in validate_many(task_dirs, validator=validator, executor=LocalExecutor(concurrency=args.jobs)):
+        reports.append(report)
+        if not args.quiet:  # a corpus of hundreds takes a while: say where it is, on stderr
+            print(f"[{len(reports)}/{len(task_dirs)}] {report.name}: {report.status}"
+                  + (f" ({report.reason[:100]})" if report.status != "valid" else ""), file=sys.stderr, flush=True)
     if validator.backend is not None:
         await validator.backend.aclose()
     return [r.to_json() for r in sorted(reports, key=lambda r: order.get(r.task, len(order)))]
@@ -162,6 +166,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help=f"comma-separated gates to run (default {','.join(DEFAULT_GATES)})")
     parser.add_argument("--flaky-runs", type=int, default=None, help="oracle runs of the flakiness gate (default 3)")
     parser.add_argument("--top", type=int, default=10, help="how many common reasons to list (default 10)")
+    parser.add_argument("--quiet", "-q", action="store_true", help="no per-task progress lines on stderr")
     parser.add_argument("--network", choices=["none", "task"], default="none",
                         help="none: loopback only; task: the internet for tasks that set allow_internet")
     args = parser.parse_args(argv)

@@ -13,6 +13,8 @@ os.environ.setdefault("AUTOENVSCALING_CACHE", "/tmp/autoenvscaling-test-cache")
 os.environ.setdefault("AUTOENVSCALING_STRICT_PLUGINS", "1")
 
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
+# Fixture tasks carry their own verifiers (tests/test_*.py run inside sandboxes), never ours to collect.
+collect_ignore = ["fixtures"]
 
 
 @pytest.fixture(scope="session")

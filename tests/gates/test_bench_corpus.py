@@ -32,6 +32,8 @@ def test_counts_per_verdict_gate_and_reason(defects, bwrap_backend):
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert out.startswith("6 tasks from ")
+    progress = proc.stderr.splitlines()  # one line per finished task, on stderr
+    assert len(progress) == 6 and progress[-1].startswith("[6/6] ") and "[1/6] " in progress[0]
     assert [_count(out, "verdicts", v) for v in ("valid", "invalid", "error", "timeout")] == [1, 5, 0, 0]
     for gate in ("lint", "read", "oracle", "null", "build"):
         assert _count(out, "first failing gate", gate) == 1

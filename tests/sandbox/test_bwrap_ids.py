@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import time
 
 import pytest
@@ -101,12 +102,16 @@ def test_a_failed_layer_is_built_once_per_batch(bwrap_cls, tmp_path):
 ENTRY = "FROM debian:bookworm\nCOPY start.sh /start.sh\nENTRYPOINT [\"/start.sh\"]\n"
 
 
-def test_entrypoint_service_survives_commands_and_timeouts(backend):
+def test_entrypoint_service_survives_commands_and_timeouts_but_not_the_attempt(backend):
+    marker = f"aes-entry-{os.getpid()}-{time.time_ns()}"
     start = ("#!/bin/sh\necho starting\n"
-             "python3 -c 'import http.server as h; h.HTTPServer((\"127.0.0.1\", 8080), h.SimpleHTTPRequestHandler)"
-             ".serve_forever()' >/dev/null 2>&1 &\nexec \"$@\"\n")
+             f"python3 -c 'import http.server as h; h.HTTPServer((\"127.0.0.1\", 8080), h.SimpleHTTPRequestHandler)"
+             f".serve_forever()' {marker} >/dev/null 2>&1 &\nexec \"$@\"\n")
     task = make_task(ENTRY, files={"environment/start.sh": TaskFile(data=start.encode(), executable=True)}, name="entry-ok")
     fetch = "python3 -c \"import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:8080/', timeout=5).status)\""
+
+    def running() -> bool:
+        return marker in subprocess.run(["ps", "-eww", "-o", "args"], capture_output=True, text=True).stdout
 
     async def go():
         prepared = await backend.prepare(task)
@@ -114,11 +119,13 @@ def test_entrypoint_service_survives_commands_and_timeouts(backend):
             first = await sb.exec(fetch)
             slow = await sb.exec("sleep 30", timeout=1)
             again = await sb.exec(fetch)
-            return first, slow, again, sb.entrypoint_output()
+            alive = running()
+            return first, slow, again, sb.entrypoint_output(), alive
 
-    first, slow, again, output = asyncio.run(go())
+    first, slow, again, output, alive = asyncio.run(go())
     assert first.stdout.strip() == "200" and slow.timed_out and again.stdout.strip() == "200"
-    assert "starting" in output
+    assert "starting" in output and alive
+    assert not running()  # closing the attempt ends its ENTRYPOINT's services
 
 
 def test_entrypoint_that_exits_is_a_sandbox_error_with_its_output(backend):
