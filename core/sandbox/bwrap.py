@@ -265,6 +265,8 @@ class BwrapSandbox(Sandbox):
             await asyncio.to_thread(self.jail.cgroups.kill)
         async with self._lock:
             await asyncio.to_thread(self._finalizer)
+        if self.entrypoint is not None:
+            await self.entrypoint.finished()
 
 
 def _absolute(path: str) -> str:

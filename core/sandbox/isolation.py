@@ -808,9 +808,7 @@ class Jail:
         if self.closed:
             return
         self.closed = True
-        self.cgroups.remove()
-        for service in self.services:
-            service.reap()
+        self.cgroups.remove()  # services included: their output pipes reach EOF and their readers end
         if self.namespaces is not None:
             self.namespaces.close()
         if self.dir.exists():
@@ -845,7 +843,11 @@ class Service:
     def output(self) -> str:
         return b"".join(self._log)[-self.log_bytes:].decode("utf-8", errors="replace")
 
-    def reap(self) -> None:
-        """After the jail's cgroups were killed: stop reading (the pipe may stay open a moment)."""
-        if not self._reader.done():
+    async def finished(self, timeout: float = 5.0) -> None:
+        """Wait (on the event loop that started it) until its output is read to the end and it was
+        reaped; after the jail closed that takes a moment. A pipe still held open is given up on."""
+        try:
+            await asyncio.wait_for(asyncio.shield(self._reader), timeout)
+            await asyncio.wait_for(self.proc.wait(), timeout)
+        except asyncio.TimeoutError:
             self._reader.cancel()

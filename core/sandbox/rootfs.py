@@ -146,8 +146,9 @@ def _debian(tag: str, image: str) -> BaseMapping:
 
 
 def _ubuntu(tag: str, image: str) -> BaseMapping:
-    if tag in ("", "latest", "24.04", "noble") or tag.startswith("24.04"):
-        return BaseMapping(image, "debian-trixie", "Ubuntu 24.04 stand-in: Debian trixie (only Debian's archive is reachable)")
+    if tag in ("", "latest") or tag.startswith(("24.04", "noble")):
+        release = "latest" if tag in ("", "latest") else "24.04"
+        return BaseMapping(image, "debian-trixie", f"Ubuntu {release} stand-in: Debian trixie (only Debian's archive is reachable)")
     if tag.startswith(("22.04", "jammy", "20.04", "focal", "18.04", "bionic")):
         return BaseMapping(image, "debian-bookworm", f"Ubuntu {tag} stand-in: Debian bookworm (only Debian's archive is reachable)")
     return BaseMapping(image, "debian-trixie", f"Ubuntu {tag} stand-in: Debian trixie (only Debian's archive is reachable)")

@@ -13,6 +13,8 @@ CASES = [
     ("debian:bullseye", "debian-bookworm", "bullseye"),
     ("ubuntu:24.04", "debian-trixie", "Ubuntu 24.04"),
     ("ubuntu:22.04", "debian-bookworm", "Ubuntu 22.04"),
+    ("ubuntu:noble-20240801", "debian-trixie", "Ubuntu 24.04"),
+    ("ubuntu:latest", "debian-trixie", "Ubuntu latest"),
     ("python:3.11-slim-bookworm", "python-3.11-bookworm", ""),
     ("python:3.13-slim", "python-3.13-trixie", ""),
     ("python:3.13-slim-bookworm", "python-3.13-trixie", "trixie stands in to keep Python 3.13"),
