@@ -93,21 +93,29 @@ def _apt_conf(bundle: bool, proxies: dict[str, str]) -> bytes | None:
     return ("// Written by autoenvscaling for build steps only\n" + "\n".join(lines) + "\n").encode() if lines else None
 
 
-def host_build_network(environ: dict[str, str] | None = None, *, where: Path | None = None) -> BuildNetwork:
+def host_build_network(environ: dict[str, str] | None = None, *, where: Path | None = None,
+                       publish: bool = True) -> BuildNetwork:
     """The host's CA bundle, proxies and index settings, as a build step should see them.
-    Index URLs that name host files (file://) are left out: those paths do not exist in a sandbox."""
-    from .isolation import run_dir
+    Index URLs that name host files (file://) are left out: those paths do not exist in a sandbox.
 
+    ``publish`` (bwrap): the bundle and an apt configuration are published where the sandbox uid can
+    bind them (under the run directory, root only). Without it (a container engine, which gets the
+    bundle's bytes in its build context, as any user) the bind names the host's own bundle and apt
+    gets no file of its own: it honours the proxy variables, and engines mount nothing else."""
     environ = dict(os.environ if environ is None else environ)
-    where = where or run_dir().parent / "buildnet"
+    if publish and where is None:
+        from .isolation import run_dir
+
+        where = run_dir().parent / "buildnet"
     env: dict[str, str] = {}
     binds: list[tuple[str, str]] = []
     bundle = host_ca_bundle(environ)
     if bundle:
-        binds.append((_published(Path(bundle).read_bytes(), ".crt", where), CA_TARGET))
+        source = _published(Path(bundle).read_bytes(), ".crt", where) if where is not None else bundle
+        binds.append((source, CA_TARGET))
         env.update({name: CA_TARGET for name in CA_VARIABLES})
-    apt = _apt_conf(bool(bundle), host_apt_proxies())
-    if apt:
+    apt = _apt_conf(bool(bundle), host_apt_proxies()) if where is not None else None
+    if apt and where is not None:
         apt_conf = _published(apt, ".conf", where)
         binds.append((apt_conf, APT_TARGET))
         env["APT_CONFIG"] = APT_TARGET

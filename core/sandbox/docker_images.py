@@ -92,7 +92,7 @@ class BuildAccess:
 
     @classmethod
     def from_host(cls, environ: Mapping[str, str] | None = None) -> "BuildAccess":
-        net = host_build_network(dict(os.environ if environ is None else environ))
+        net = host_build_network(dict(os.environ if environ is None else environ), publish=False)
         ca = Path(net.binds[0][0]).read_bytes() if net.binds else None
         args = {k: v for k, v in net.env.items() if k not in CA_VARIABLES or ca is not None}
         return cls(ca=ca, args=args)

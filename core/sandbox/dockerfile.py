@@ -674,7 +674,7 @@ async def _build_layer(store: LayerStore, key: str, step: Step, stack: list[Path
                 f"build timed out after {timeout:g}s at {where} (line {inst.line}): {inst.summary(80)}",
                 hint="raise [environment].build_timeout_sec in task.toml"))
         if out.exit_code != 0:
-            raise _remembered(_step_failed(inst, out.exit_code, tail))
+            raise _remembered(_step_failed(inst, out.exit_code, tail, as_root=identity.uid == 0))
         store.commit(key, staging, {"instruction": inst.summary(400), "line": inst.line,
                                     "seconds": round(out.seconds, 3), "output_tail": tail[-2000:]})
     except BaseException as exc:
@@ -686,10 +686,11 @@ async def _build_layer(store: LayerStore, key: str, step: Step, stack: list[Path
                          hint=getattr(exc, "hint", None)) from exc
 
 
-def _step_failed(inst: Instruction, code: int | None, tail: str) -> BuildError:
-    """The error for a failed step: a sandbox limit when the output says so, else the instruction."""
+def _step_failed(inst: Instruction, code: int | None, tail: str, *, as_root: bool) -> BuildError:
+    """The error for a failed step: a sandbox limit when root's step says so (a USER's chown fails
+    under Docker too: that one is the Dockerfile's), else the instruction."""
     lines = [ln.strip() for ln in tail.splitlines() if ln.strip()]
-    limit = next((ln for ln in lines if _SANDBOX_LIMIT.search(ln)), None)
+    limit = next((ln for ln in lines if _SANDBOX_LIMIT.search(ln)), None) if as_root else None
     if limit:
         return BuildError(f"sandbox limit at Dockerfile line {inst.line} ({inst.summary(60)}): {limit[:200]} -- "
                           f"the bwrap sandbox maps ids 0-{UID_RANGE - 1} and grants no host privileges\n{tail}",

@@ -30,3 +30,13 @@ def test_no_bundle_no_ca_variables(tmp_path, monkeypatch):
     monkeypatch.setattr(buildnet, "host_apt_proxies", lambda: {})
     net = host_build_network({}, where=tmp_path)
     assert net.binds == () and "SSL_CERT_FILE" not in net.env and "APT_CONFIG" not in net.env
+
+
+def test_engines_get_the_bundle_itself_and_no_apt_file(tmp_path):
+    """A container engine reads the bundle into its build context as any user: nothing is published
+    under the (root-only) run directory, and no APT_CONFIG points at a file the engine never mounts."""
+    bundle = tmp_path / "bundle.pem"
+    bundle.write_text("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
+    net = host_build_network({"SSL_CERT_FILE": str(bundle)}, publish=False)
+    assert net.binds == ((str(bundle), CA_TARGET),) and "APT_CONFIG" not in net.env
+    assert net.env["SSL_CERT_FILE"] == CA_TARGET

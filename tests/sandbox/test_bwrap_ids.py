@@ -57,6 +57,12 @@ def test_ids_beyond_the_range_are_a_sandbox_limit(backend):
     with pytest.raises(BuildError, match="sandbox limit") as err:
         asyncio.run(backend.prepare(task))
     assert "docker" in (err.value.hint or "")
+    # A USER's own chown of root's file fails under Docker too: the Dockerfile's mistake, said so.
+    user = make_task("FROM debian:bookworm\nRUN useradd -m app\nUSER app\nRUN chown app /etc/hostname\n",
+                     name="ids-user-chown")
+    with pytest.raises(BuildError, match="RUN failed with exit code 1") as err:
+        asyncio.run(backend.prepare(user))
+    assert "sandbox limit" not in err.value.message and "fix that instruction" in (err.value.hint or "")
 
 
 def test_build_steps_reach_the_registries_without_baking_in_the_ca(backend):
