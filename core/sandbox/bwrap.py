@@ -21,7 +21,6 @@ redirect a host-side read or write.
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 import weakref
 from pathlib import Path, PurePosixPath
@@ -52,7 +51,7 @@ _cleaned = False
 # The arguments Harbor's compose file gives the main container; an ENTRYPOINT ending in `exec "$@"`
 # then idles like any other task container.
 KEEPALIVE = ["sh", "-c", "sleep infinity"]
-ENTRYPOINT_SETTLE = float(os.environ.get("AUTOENVSCALING_ENTRYPOINT_SETTLE", "20"))
+ENTRYPOINT_SETTLE = 20.0  # seconds a busy ENTRYPOINT gets before the attempt goes on without waiting
 
 
 class BwrapBackend(SandboxBackend):
