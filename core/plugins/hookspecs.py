@@ -58,6 +58,27 @@ def autoenvscaling_register_executors(registrar: Any) -> None:
 
 
 @hookspec
+def autoenvscaling_register_tools(registrar: Any) -> None:
+    """Register agent ``Tool`` classes (``bash``, a browser, ...) a task's agent can be given."""
+
+
+@hookspec
+def autoenvscaling_register_verifier_runtimes(registrar: Any) -> None:
+    """Register ``VerifierRuntime`` classes: what verifiers need at verification time, provided
+    read-only and out of the agent's reach (the offline shims, a browser client, a timing harness)."""
+
+
+@hookspec
+def autoenvscaling_register_trainers(registrar: Any) -> None:
+    """Register ``Trainer`` classes: given the admitted pool and the rollouts, return an updated solver."""
+
+
+@hookspec
+def autoenvscaling_register_prerequisites(registrar: Any) -> None:
+    """Register ``Prerequisite`` checks that ``autoenvscaling doctor`` runs and reports (chromium, ray, ...)."""
+
+
+@hookspec
 def autoenvscaling_register_commands(cli: Any) -> None:
     """Add click commands or groups to the ``autoenvscaling`` CLI group ``cli``."""
 

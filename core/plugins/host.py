@@ -32,6 +32,11 @@ KINDS: dict[str, tuple[str, str | None]] = {
     "gate": ("autoenvscaling_register_gates", "autoenvscaling.gates.base:Gate"),
     "proposer": ("autoenvscaling_register_proposers", "autoenvscaling.proposers.base:Proposer"),
     "executor": ("autoenvscaling_register_executors", "autoenvscaling.executors.base:Executor"),
+    "tool": ("autoenvscaling_register_tools", "autoenvscaling.agents.tools:Tool"),
+    "verifier runtime": ("autoenvscaling_register_verifier_runtimes",
+                         "autoenvscaling.runtime.verifier_runtime:VerifierRuntime"),
+    "trainer": ("autoenvscaling_register_trainers", "autoenvscaling.trainers.base:Trainer"),
+    "prerequisite": ("autoenvscaling_register_prerequisites", "autoenvscaling.plugins.prerequisites:Prerequisite"),
 }
 
 BUILTIN_PLUGINS = ["autoenvscaling.plugins.builtin"]
@@ -206,6 +211,22 @@ class PluginHost:
     @property
     def executors(self) -> Registry[Any]:
         return self.registry("executor")
+
+    @property
+    def tools(self) -> Registry[Any]:
+        return self.registry("tool")
+
+    @property
+    def verifier_runtimes(self) -> Registry[Any]:
+        return self.registry("verifier runtime")
+
+    @property
+    def trainers(self) -> Registry[Any]:
+        return self.registry("trainer")
+
+    @property
+    def prerequisites(self) -> Registry[Any]:
+        return self.registry("prerequisite")
 
     def plugins(self) -> list[PluginInfo]:
         self.collect()

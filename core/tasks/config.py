@@ -7,7 +7,7 @@ their documentation says what our runtime does with them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,18 +31,29 @@ class TaskInfo(_Section):
 
 
 class VerifierConfig(_Section):
-    """``[verifier]``: how tests/test.sh runs. ``env`` is added to the verifier's environment."""
+    """``[verifier]``: how tests/test.sh runs. ``env`` is added to the verifier's environment.
+
+    Our additions (Harbor ignores them): ``view`` says what the verifier sees of the agent's
+    changes: "protected" (default: the image's programs, libraries and interpreter start-up files,
+    plus every other change the agent made) or "agent" (the agent's filesystem as it is, Harbor's
+    behaviour, for tasks whose point is to change the toolchain). ``agent_paths`` lists paths whose
+    agent changes the verifier sees even under "protected". See docs/verification.md.
+    """
 
     timeout_sec: float = 600.0
     env: dict[str, str] = Field(default_factory=dict)
     user: str | None = None
+    view: Literal["protected", "agent"] = "protected"
+    agent_paths: list[str] = Field(default_factory=list)
 
 
 class AgentConfig(_Section):
-    """``[agent]``: the time the agent gets and the user it runs as."""
+    """``[agent]``: the time the agent gets and the user it runs as. ``tools`` (our addition) names
+    the registered tools the agent gets (default: the agent's own default set, ``bash``)."""
 
     timeout_sec: float = 600.0
     user: str | None = None
+    tools: list[str] | None = None
 
 
 class HealthcheckConfig(_Section):
