@@ -51,6 +51,10 @@ class BuildError(SandboxError):
     """The task's environment failed to build."""
 
 
+class BuildTimeout(BuildError):
+    """The build ran past its time limit (a timeout verdict, not a broken environment)."""
+
+
 class UnsupportedDockerfile(BuildError):
     """The Dockerfile uses an instruction outside the subset the bwrap backend builds."""
 

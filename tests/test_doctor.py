@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from autoenvscaling.cli.doctor_cmd import cgroup_layout
+from autoenvscaling.cli.doctor_cmd import cgroup_layout, collect
+from autoenvscaling.plugins import hookimpl
+from autoenvscaling.plugins.prerequisites import Prerequisite, PrerequisiteStatus
 
 # Optional packages the doctor only looks up. (docker is left out: the docker backend's own
 # available() imports the SDK to ask the engine, which is the probe the doctor is there to run.)
@@ -114,3 +116,69 @@ def test_an_empty_cache_reports_the_verifier_runtime_as_not_provisioned(tmp_path
     assert runtime["state"] == "not provisioned yet" and runtime["hint"]
     assert runtime["sets"] and not any(s["provisioned"] for s in runtime["sets"])
     assert not (tmp_path / "verifier" / "sets").exists(), "the doctor checks; it never provisions"
+
+
+# -- prerequisites registered by plugins ---------------------------------------------------------
+class _Present(Prerequisite):
+    """A file that exists here."""
+
+    needed_for = "the present feature"
+
+    def check(self) -> PrerequisiteStatus:
+        return PrerequisiteStatus(ok=os.path.exists(sys.executable), detail=sys.executable)
+
+
+class _Missing(Prerequisite):
+    needed_for = "the missing feature"
+
+    def check(self) -> PrerequisiteStatus:
+        path = "/nonexistent/aes-tool"
+        if os.path.exists(path):
+            return PrerequisiteStatus(ok=True, detail=path)
+        return PrerequisiteStatus(ok=False, detail=f"{path} not found", hint="apt-get install aes-tool")
+
+
+class _Raises(Prerequisite):
+    needed_for = "the broken feature"
+
+    def check(self) -> PrerequisiteStatus:
+        return PrerequisiteStatus(ok=True, detail=Path("/nonexistent/aes-config").read_text())
+
+
+class _NeedsPlugin:
+    @hookimpl
+    def autoenvscaling_register_prerequisites(self, registrar):
+        registrar.add("present-thing", _Present)
+        registrar.add("missing-thing", _Missing)
+        registrar.add("broken-check", _Raises)
+        registrar.add("absent-module", "aes_no_such_module.checks:Check", extra="nothing")
+
+
+def test_prerequisites_a_plugin_registers_are_in_the_json_report(aes_host, aes_register):
+    aes_register(_NeedsPlugin(), name="needs-plugin")
+    report = json.loads(json.dumps(collect(aes_host)))  # exactly what --json prints
+    rows = {row["name"]: row for row in report["prerequisites"]}
+    assert rows["present-thing"] == {"name": "present-thing", "plugin": "needs-plugin",
+                                     "needed_for": "the present feature", "ok": True, "detail": sys.executable,
+                                     "hint": None}
+    assert rows["missing-thing"]["ok"] is False and rows["missing-thing"]["hint"] == "apt-get install aes-tool"
+    broken = rows["broken-check"]  # a check that raises is a failed row, not a crashed doctor
+    assert broken["ok"] is False and broken["detail"].startswith("the check raised FileNotFoundError")
+    assert "needs-plugin" in broken["hint"]
+    absent = rows["absent-module"]
+    assert absent["ok"] is False and "aes_no_such_module" in absent["detail"]
+    assert absent["hint"] == "pip install 'autoenvscaling[nothing]'"
+    # The core's own, registered by its built-in plugin next to the backends.
+    assert {"bubblewrap", "docker-engine", "nvidia-gpu"} <= set(rows)
+    assert rows["bubblewrap"]["ok"] == (shutil.which("bwrap") is not None)
+    assert rows["docker-engine"]["ok"] == report["docker_engine"]["reachable"]
+
+
+def test_the_cli_lists_prerequisites_with_their_hints(tmp_path):
+    result = run_doctor(DOCKER_HOST=f"unix://{tmp_path}/no-engine.sock")
+    text = result.stdout
+    assert "prerequisites (registered by plugins)" in text
+    assert "--  docker-engine (autoenvscaling.plugins.builtin)" in text
+    assert "hint: start one, e.g. `podman system service" in text.split("docker-engine (autoenvscaling")[1]
+    report = json.loads(run_doctor("--json", DOCKER_HOST=f"unix://{tmp_path}/no-engine.sock").stdout)
+    assert all(set(row) == {"name", "plugin", "needed_for", "ok", "detail", "hint"} for row in report["prerequisites"])

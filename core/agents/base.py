@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import abc
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -12,7 +12,7 @@ from ..tasks import StepConfig, Task
 
 
 class Action(BaseModel):
-    """One command the agent ran and what came back."""
+    """One command (or other tool call) the agent made and what came back."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -22,6 +22,10 @@ class Action(BaseModel):
     seconds: float = 0.0
     timed_out: bool = False
     thought: str | None = None  # the model's text around the tool call, if any
+    tool: str = "bash"  # the tool that took the action (agents/tools.py); a shell command is "bash"
+
+
+StopReason = Literal["finished", "done", "max_turns", "max_tokens", "timeout", "error", "refused", "infrastructure"]
 
 
 class Trajectory(BaseModel):
@@ -39,7 +43,7 @@ class Trajectory(BaseModel):
     tokens_out: int = 0
     cost_usd: float | None = None
     seconds: float = 0.0
-    stop_reason: str = "done"
+    stop_reason: StopReason = "done"
     error: str | None = None
 
     @property

@@ -2,8 +2,10 @@
 
 The loop is deliberately small: the instruction goes in; the model answers with tool calls
 ``bash(command)`` and ``finish()``; each command runs in the sandbox and its output (head and tail
-kept, the middle cut with a marker) goes back. Models without tool calling answer with one fenced
-```bash block per reply and a line ``FINISH`` (or ``finish()``) when done (text_protocol.py); they get
+kept, the middle cut with a marker) goes back. A task's ``[agent] tools`` may name other registered
+tools (agents/tools.py), resolved through the ``Toolbox`` the solver was built with. Models without
+tool calling answer with one fenced ```bash block per reply (or a block labelled with another
+offered tool's name) and a line ``FINISH`` (or ``finish()``) when done (text_protocol.py); they get
 a compact system prompt and one worked exchange, since small models copy an example far better than
 they follow a description. Limits on turns, tokens and wall time end the attempt with a
 ``stop_reason``; everything (actions with outputs, the message list, tokens, cost) is recorded in the
@@ -13,7 +15,7 @@ Defaults depend on the model (``SolverProfile``): a local CPU model (the embedde
 the fenced-block protocol and a small budget sized so a default flywheel run ends in minutes; a
 served model gets tool calls and a working budget.
 
-The same loop, with extra tools, drives the agentic proposer (``converse``).
+The same loop, with its own tools (``check``), drives the agentic proposer (``converse``).
 """
 
 from __future__ import annotations
@@ -25,23 +27,21 @@ import time
 from dataclasses import dataclass, field
 from importlib import resources
 from string import Template
-from typing import Any, Awaitable, Callable, Sequence
+from typing import Any, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from ..errors import AESError
 from ..llm.base import ChatMessage, ChatResponse, LLMBackend, ToolCall, ToolSpec
 from ..llm.errors import LLMError, LLMRefusal
-from ..sandbox.base import ExecResult, Sandbox
+from ..sandbox.base import Sandbox
 from ..tasks import StepConfig, Task
 from .base import Action, Agent, AgentLimits, Trajectory
-from .text_protocol import example_messages, parse_text_reply
+from .text_protocol import example_messages, parse_text_turn
+from .tools import Arguments, BashTool, Tool, ToolArgumentError, ToolContext, Toolbox
+from .tools import truncate_middle  # noqa: F401 - its home before tools.py; prompt.py and tests import it here
 
-BASH_TOOL = ToolSpec(
-    name="bash",
-    description="Run a bash command in the terminal and return its exit code and output.",
-    parameters={"type": "object", "properties": {"command": {"type": "string", "description": "the command"}},
-                "required": ["command"]},
-)
+# finish is the loop's own: it ends the attempt, so every agent has it whatever its task's tools.
 FINISH_TOOL = ToolSpec(name="finish", description="Say that the task is complete. Ends your turn for good.")
 
 # Consecutive replies without anything runnable before the attempt ends with "error".
@@ -56,27 +56,6 @@ def prompt_text(package: str, name: str, **values: Any) -> str:
     placeholder must be given (a missing one raises KeyError rather than leaking ``$x`` to a model)."""
     template = resources.files(package).joinpath("prompts", name).read_text("utf-8")
     return Template(template).substitute({k: str(v) for k, v in values.items()}).strip()
-
-
-def truncate_middle(text: str, limit: int) -> str:
-    """Keep the head and the tail of long output: the command echo and the error usually live at
-    the two ends, and a model needs both."""
-    if limit <= 0 or len(text) <= limit:
-        return text
-    head = limit * 2 // 5
-    tail = limit - head
-    omitted = len(text) - head - tail
-    return f"{text[:head]}\n[... {omitted} characters omitted ...]\n{text[-tail:]}"
-
-
-def observation(result: ExecResult, limit: int) -> str:
-    """What the model sees of one command."""
-    output = (result.stdout + ("\n" if result.stdout and result.stderr else "") + result.stderr).strip("\n")
-    if result.timed_out:
-        status = "timed out (the command was killed)"
-    else:
-        status = f"exit code {result.exit_code}"
-    return f"[{status}]\n{truncate_middle(output, limit)}" if output else f"[{status}] (no output)"
 
 
 ROLLOUT_TEMPERATURE = 0.7
@@ -113,21 +92,15 @@ def solver_profile(llm: LLMBackend) -> SolverProfile:
     return LOCAL_PROFILE if getattr(llm, "name", None) == "transformers" else SERVED_PROFILE
 
 
-@dataclass(frozen=True)
-class ExtraTool:
-    """A tool beyond bash/finish (the agentic proposer's ``check``). The handler gets the call's
-    arguments and returns the text the model sees."""
-
-    spec: ToolSpec
-    handler: Callable[[dict[str, Any]], Awaitable[str]]
-
-
 @dataclass
 class _Budget:
     """Tracks what the attempt has used against its limits."""
 
     limits: AgentLimits
     deadline: float
+    tools: dict[str, Tool] = field(default_factory=dict)
+    task: Task | None = None
+    step: StepConfig | None = None
     turns: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
@@ -139,6 +112,10 @@ class _Budget:
 
     def remaining_seconds(self) -> float:
         return self.deadline - time.monotonic()
+
+    def context(self, sandbox: Sandbox) -> ToolContext:
+        timeout = max(0.1, min(self.limits.command_timeout_sec, self.remaining_seconds()))
+        return ToolContext(sandbox=sandbox, task=self.task, step=self.step, limits=self.limits, timeout=timeout)
 
     def remaining_tokens(self) -> int:
         return self.limits.max_tokens - self.tokens_in - self.tokens_out
@@ -165,7 +142,9 @@ class SolverAgent(Agent):
     replace those of the trial runner (which also runs the oracle, whose limits should not be the
     solver's). ``rollout_concurrency``: how many rollouts may run at once (the served profile: no
     limit); 1 suits a local model that answers one request at a time, so that a rollout's wall-clock
-    limit measures its own work rather than its queue.
+    limit measures its own work rather than its queue. ``tools``: what a task's ``[agent] tools``
+    names are resolved against (``Toolbox.from_host(host)`` for every registered tool; default: the
+    core's own, ``bash``).
     """
 
     name = "solver"
@@ -173,8 +152,9 @@ class SolverAgent(Agent):
     def __init__(self, llm: LLMBackend | None = None, *, tool_calling: bool | None = None,
                  temperature: float | None = None, max_tokens_per_turn: int | None = None, seed: int | None = None,
                  system_prompt: str | None = None, limits: AgentLimits | None = None,
-                 rollout_concurrency: int | None = None) -> None:
+                 rollout_concurrency: int | None = None, tools: Toolbox | None = None) -> None:
         self._llm = llm
+        self.toolbox = tools or Toolbox.builtin()
         self._rollout_concurrency = rollout_concurrency
         self._limits = limits
         self._tool_calling = tool_calling
@@ -230,27 +210,43 @@ class SolverAgent(Agent):
         instruction = task.step_instruction(step) if step is not None else (task.instruction or "")
         agent_cfg = step.agent if step is not None and step.agent is not None else task.config.agent
         limits = limits.model_copy(update={"timeout_sec": min(limits.timeout_sec, agent_cfg.timeout_sec)})
+        try:
+            tools = self.toolbox.resolve(agent_cfg.tools)
+        except AESError as exc:  # a task this solver cannot equip: data for the report, not a crash
+            hint = f" ({exc.hint})" if exc.hint else ""
+            return Trajectory(agent=self.name, stop_reason="error", error=f"{exc.message}{hint}")
         user = prompt_text("autoenvscaling.agents", "solver_task.md", instruction=instruction.strip(),
                            workdir=sandbox.workdir)
         if self.tool_calling:
-            return await self.converse(sandbox, user, limits=limits)
+            return await self.converse(sandbox, user, limits=limits, tools=tools, task=task, step=step)
         system = self.system_prompt or prompt_text("autoenvscaling.agents", "solver_system_text.md")
-        return await self.converse(sandbox, user, limits=limits, system=system, examples=example_messages())
+        return await self.converse(sandbox, user, limits=limits, system=system, examples=example_messages(),
+                                   tools=tools, task=task, step=step)
 
     async def converse(self, sandbox: Sandbox, user_text: str, *, limits: AgentLimits,
-                       system: str | None = None, extra_tools: Sequence[ExtraTool] = (),
-                       examples: Sequence[ChatMessage] = ()) -> Trajectory:
+                       system: str | None = None, tools: Sequence[Tool] | None = None,
+                       examples: Sequence[ChatMessage] = (), task: Task | None = None,
+                       step: StepConfig | None = None) -> Trajectory:
         """Run the agent loop from one user message until it finishes or a limit ends it.
-        ``examples``: turns shown between the system prompt and the user message (a worked example).
-        Extra tools need tool calls, so they are offered unless tool calling was switched off."""
+        ``tools``: what the agent may call besides ``finish`` (default: ``bash``); with tool calling
+        their schemas are offered, without it the system prompt explains every tool but bash (which
+        the text prompts already teach). ``examples``: turns shown between the system prompt and the
+        user message (a worked example). ``task``/``step`` reach the tools through their context."""
         start = time.monotonic()
-        system = system or self.system_prompt or prompt_text("autoenvscaling.agents", "solver_system.md")
+        offered = {t.name: t for t in (tools if tools is not None else [BashTool()])}
+        use_tools = self.tool_calling
+        if use_tools:
+            system = system or self.system_prompt or prompt_text("autoenvscaling.agents", "solver_system.md")
+        else:
+            system = (system or self.system_prompt or prompt_text("autoenvscaling.agents", "solver_system_text.md"))
+            system = _with_text_tools(system, [t for name, t in offered.items() if name != "bash"])
         messages = [ChatMessage.system(system), *examples, ChatMessage.user(user_text)]
-        extras = {t.spec.name: t for t in extra_tools}
-        use_tools = self._tool_calling if self._tool_calling is not None else (self.tool_calling or bool(extras))
-        tools = [BASH_TOOL, FINISH_TOOL, *(t.spec for t in extra_tools)] if use_tools else None
-        budget = _Budget(limits=limits, deadline=start + limits.timeout_sec, tools_offered=use_tools)
-        stop, error = await self._loop(sandbox, messages, tools, extras, budget)
+        # bash and finish lead, in the order the prompts and earlier transcripts have them.
+        ordered = sorted(offered.values(), key=lambda t: t.name != "bash")
+        specs = [*(t.spec() for t in ordered[:1]), FINISH_TOOL, *(t.spec() for t in ordered[1:])] if use_tools else None
+        budget = _Budget(limits=limits, deadline=start + limits.timeout_sec, tools=offered, task=task, step=step,
+                         tools_offered=use_tools)
+        stop, error = await self._loop(sandbox, messages, specs, budget)
         return Trajectory(
             agent=self.name, actions=budget.actions, messages=[m.model_dump(mode="json") for m in messages],
             tokens_in=budget.tokens_in, tokens_out=budget.tokens_out,
@@ -259,7 +255,7 @@ class SolverAgent(Agent):
         )
 
     async def _loop(self, sandbox: Sandbox, messages: list[ChatMessage], tools: list[ToolSpec] | None,
-                    extras: dict[str, ExtraTool], budget: _Budget) -> tuple[str, str | None]:
+                    budget: _Budget) -> tuple[str, str | None]:
         """The turns; returns (stop_reason, error)."""
         while True:
             if budget.turns >= budget.limits.max_turns:
@@ -285,7 +281,7 @@ class SolverAgent(Agent):
             if response.refusal:
                 messages.append(ChatMessage.assistant(response.message.content))
                 return "refused", response.refusal
-            done = await self._act(sandbox, response.message, messages, extras, budget,
+            done = await self._act(sandbox, response.message, messages, budget,
                                    truncated=response.finish_reason == "length")
             if done is not None:
                 return done
@@ -304,8 +300,7 @@ class SolverAgent(Agent):
         messages.append(ChatMessage.user(prompt_text("autoenvscaling.agents", template, problem=problem)))
         return budget.malformed < MAX_MALFORMED_IN_A_ROW
 
-    async def _act(self, sandbox: Sandbox, reply: ChatMessage, messages: list[ChatMessage],
-                   extras: dict[str, ExtraTool], budget: _Budget, *,
+    async def _act(self, sandbox: Sandbox, reply: ChatMessage, messages: list[ChatMessage], budget: _Budget, *,
                    truncated: bool = False) -> tuple[str, str | None] | None:
         """Carry out one reply; a (stop_reason, error) pair ends the attempt."""
         if reply.tool_calls:
@@ -316,54 +311,60 @@ class SolverAgent(Agent):
                 if finished:  # calls after finish() are not run, but every call id gets its answer
                     messages.append(ChatMessage.tool(call, "not run: finish was called"))
                     continue
-                text, finished = await self._tool(sandbox, call, reply.content, extras, budget)
+                text, finished = await self._tool(sandbox, call, reply.content, budget)
                 messages.append(ChatMessage.tool(call, text))
                 if budget.remaining_seconds() <= 0:
                     return "timeout", None
             return ("finished", None) if finished else None
         messages.append(ChatMessage.assistant(reply.content))
-        command, finish = parse_text_reply(reply.content, truncated=truncated)
-        if command is None and not finish:
-            problem = "an empty reply" if not reply.content.strip() else "no ```bash block and no FINISH line"
+        turn = parse_text_turn(reply.content, truncated=truncated, tools=list(budget.tools))
+        if turn.tool is None and not turn.finish:
+            labels = " or ".join(f"```{name}" for name in budget.tools) or "tool"
+            problem = "an empty reply" if not reply.content.strip() else f"no {labels} block and no FINISH line"
             if not self._malformed(messages, budget, problem):
                 return "error", f"{MAX_MALFORMED_IN_A_ROW} replies in a row had nothing to run"
             return None
         budget.malformed = 0
-        if command is not None:
-            action = await self._bash(sandbox, command, reply.content, budget)
+        if turn.tool is not None and turn.body is not None:
+            tool = budget.tools[turn.tool]
+            try:
+                arguments = tool.arguments_from_block(turn.body)
+            except ToolArgumentError as exc:
+                text = f"error: {exc.message}"
+                budget.actions.append(tool.action({}, text, exit_code=2))
+            else:
+                text = await self._call(sandbox, tool, arguments, reply.content, budget)
             if budget.remaining_seconds() <= 0:
                 return "timeout", None
-            if not finish:
-                messages.append(ChatMessage.user(action.output))
-        return ("finished", None) if finish else None
+            if not turn.finish:
+                messages.append(ChatMessage.user(text))
+        return ("finished", None) if turn.finish else None
 
-    async def _tool(self, sandbox: Sandbox, call: ToolCall, thought: str, extras: dict[str, ExtraTool],
-                    budget: _Budget) -> tuple[str, bool]:
+    async def _tool(self, sandbox: Sandbox, call: ToolCall, thought: str, budget: _Budget) -> tuple[str, bool]:
         """(the tool's answer, whether the agent finished)."""
         if call.name == "finish":
             return "ok", True
-        if call.name == "bash":
-            command = call.arguments.get("command")
-            if not isinstance(command, str) or not command.strip():
-                return "error: bash needs a non-empty string argument 'command'", False
-            return (await self._bash(sandbox, command, thought, budget)).output, False
-        if call.name in extras:
-            started = time.monotonic()
-            text = await extras[call.name].handler(call.arguments)
-            budget.actions.append(Action(command=f"<{call.name}>", output=text, seconds=time.monotonic() - started,
-                                         thought=thought or None))
-            return text, False
-        known = ", ".join(["bash", "finish", *extras])
-        return f"error: unknown tool {call.name!r} (tools: {known})", False
+        tool = budget.tools.get(call.name)
+        if tool is None:
+            known = ", ".join([*budget.tools, "finish"])
+            return f"error: unknown tool {call.name!r} (tools: {known})", False
+        return await self._call(sandbox, tool, call.arguments, thought, budget), False
 
-    async def _bash(self, sandbox: Sandbox, command: str, thought: str, budget: _Budget) -> Action:
-        timeout = max(0.1, min(budget.limits.command_timeout_sec, budget.remaining_seconds()))
-        result = await sandbox.exec(command, timeout=timeout)
-        action = Action(command=command, output=observation(result, budget.limits.observation_chars),
-                        exit_code=result.exit_code, seconds=result.seconds, timed_out=result.timed_out,
-                        thought=thought or None)
+    async def _call(self, sandbox: Sandbox, tool: Tool, arguments: Arguments, thought: str,
+                    budget: _Budget) -> str:
+        """Run one tool call and record it; returns what the model sees."""
+        outcome = await tool.call(budget.context(sandbox), arguments)
+        action = outcome.action.model_copy(update={"thought": thought or None}) if thought else outcome.action
         budget.actions.append(action)
-        return action
+        return outcome.text
+
+
+def _with_text_tools(system: str, tools: Sequence[Tool]) -> str:
+    """The text protocol's system prompt plus how to call each tool beyond bash (none: unchanged)."""
+    if not tools:
+        return system
+    usage = "\n".join(t.text_usage() for t in tools)
+    return f"{system}\n\n{prompt_text('autoenvscaling.agents', 'solver_tools_text.md', tools=usage)}"
 
 
 def default_solver_llm() -> LLMBackend:

@@ -7,6 +7,10 @@ a block cut off by the token limit, a comment-only block before the real one), s
 accepts the variants that still say unambiguously "run this", and nothing else: prose, inline code
 and blocks in other languages are never run.
 
+Other tools (agents/tools.py) are called the same way: a block labelled with the tool's name, its
+body the arguments (a JSON object, or the text of a one-text tool). Only the tools offered count: a
+```json or ```python block is never a call unless a tool of that name was offered.
+
 The worked example that teaches the format is package data (``prompts/solver_example.md``).
 """
 
@@ -15,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from importlib import resources
+from typing import Collection
 
 from ..llm.base import ChatMessage
 
@@ -69,30 +74,58 @@ def _runnable(lines: list[str], label: str) -> str | None:
     return body if code else None
 
 
-def parse_text_reply(text: str, *, truncated: bool = False) -> tuple[str | None, bool]:
-    """(the command to run, whether the reply says FINISH) of a reply without tool calls.
+@dataclass(frozen=True)
+class TextTurn:
+    """What a reply without tool calls asks for: ``tool`` ("bash", another offered tool's name, or
+    None when there is nothing to run), ``body`` (the command, or the tool block's text) and whether
+    it says FINISH."""
 
-    The command is the first shell block that holds code; failing that, the ``$ cmd`` lines outside
-    any block. A block left open counts when the reply ended there; when the token limit cut the
-    reply (``truncated``) its last, possibly partial, line is dropped. FINISH is only looked for
-    outside the blocks, so a script that prints the word does not end the attempt.
+    tool: str | None
+    body: str | None
+    finish: bool
+
+
+def parse_text_turn(text: str, *, truncated: bool = False, tools: Collection[str] = ("bash",)) -> TextTurn:
+    """The first thing to run in a reply without tool calls, among the ``tools`` offered.
+
+    A shell block runs with ``bash``; a block labelled with another offered tool's name is a call of
+    that tool, its body the arguments. The first block that holds something counts; failing that,
+    the ``$ cmd`` lines outside any block. A block left open counts when the reply ended there; when
+    the token limit cut the reply (``truncated``) a shell block's last, possibly partial, line is
+    dropped and a cut tool block is not run. FINISH is only looked for outside the blocks, so a
+    script that prints the word does not end the attempt.
     """
     blocks, outside = _split(text)
-    command = None
+    shell = "bash" in tools
+    others = {t.lower(): t for t in tools if t != "bash"}  # fence labels are matched lowercased
+    found: tuple[str, str] | None = None
     for block in blocks:
-        if block.label not in SHELL_LABELS:
-            continue
-        lines = block.lines[:-1] if truncated and not block.closed else block.lines
-        command = _runnable(lines, block.label)
-        if command is not None:
-            break
-    if command is None:
+        if block.label in others and block.lines and (block.closed or not truncated):
+            body = "\n".join(block.lines).strip("\n")
+            if body.strip():
+                found = (others[block.label], body)
+                break
+        elif shell and block.label in SHELL_LABELS:
+            lines = block.lines[:-1] if truncated and not block.closed else block.lines
+            command = _runnable(lines, block.label)
+            if command is not None:
+                found = ("bash", command)
+                break
+    if found is None and shell:
         candidates = outside
         if truncated and (not blocks or blocks[-1].closed):
             candidates = outside[:-1]  # the reply ends outside a block: its last line may be cut
         prompted = [line for line in candidates if _PROMPT.match(line)]
         command = _runnable(prompted, "console") if prompted else None
-    return command, bool(_FINISH.search("\n".join(outside)))
+        found = ("bash", command) if command is not None else None
+    finish = bool(_FINISH.search("\n".join(outside)))
+    return TextTurn(tool=found[0], body=found[1], finish=finish) if found else TextTurn(None, None, finish)
+
+
+def parse_text_reply(text: str, *, truncated: bool = False) -> tuple[str | None, bool]:
+    """(the command to run, whether the reply says FINISH) of a reply when only ``bash`` is offered."""
+    turn = parse_text_turn(text, truncated=truncated)
+    return turn.body, turn.finish
 
 
 def example_messages(package: str = "autoenvscaling.agents", name: str = "solver_example.md") -> list[ChatMessage]:

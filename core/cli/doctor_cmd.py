@@ -2,7 +2,9 @@
 
 Every fact is probed, never assumed: a sandbox protection is reported active only when the backend
 itself says so; optional packages are looked up without being imported (importing torch alone takes
-seconds). Exit status: 0 when at least one sandbox backend can run tasks here, 3 when none can.
+seconds). What plugins need (a browser, Ray, an engine, a GPU) they register as prerequisites
+(``autoenvscaling_register_prerequisites``); the doctor runs those checks and lists them under
+``prerequisites``. Exit status: 0 when at least one sandbox backend can run tasks here, 3 when none can.
 """
 
 from __future__ import annotations
@@ -11,15 +13,16 @@ import json
 import os
 import platform
 import shutil
-import socket
 import subprocess
 import sys
 import warnings
-from http.client import HTTPConnection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from ..plugins.host import PluginHost
 
 # (command, what needs it, install hint)
 TOOLS = [
@@ -58,9 +61,12 @@ def doctor(as_json: bool) -> None:
         sys.exit(EXIT_NOTHING_RUNS)
 
 
-def collect() -> dict[str, Any]:
-    """Every check, as one JSON-friendly dict (the --json output)."""
-    host, plugins = _plugins()
+def collect(host: PluginHost | None = None) -> dict[str, Any]:
+    """Every check, as one JSON-friendly dict (the --json output), over ``host``'s plugins (default:
+    a fail-soft host of everything installed)."""
+    from ..sandbox.prerequisites import docker_engine
+
+    host, plugins = _plugins(host)
     backends = _backends(host)
     return {
         "can_run_tasks": any(b["available"] for b in backends),
@@ -77,16 +83,34 @@ def collect() -> dict[str, Any]:
         "base_images": _base_images(),
         "optional_packages": [{"name": n, "found": _find_spec(n), "provided_by": extra}
                               for n, extra in OPTIONAL_PACKAGES.items()],
+        "prerequisites": _prerequisites(host),
     }
 
 
-def _plugins() -> tuple[Any, dict[str, Any]]:
+def _prerequisites(host: PluginHost) -> list[dict[str, Any]]:
+    """Every registered prerequisite check, run once; one that cannot load or raises is a failed row."""
+    from ..errors import AESError
+    from ..plugins.prerequisites import PrerequisiteReport, run_check
+
+    rows = []
+    for entry in host.prerequisites.entries():
+        try:
+            report = run_check(entry.name, entry.plugin, host.prerequisites.get(entry.name))
+        except AESError as exc:  # its module is missing: the plugin's installation is the finding
+            report = PrerequisiteReport(name=entry.name, plugin=entry.plugin, needed_for=entry.description, ok=False,
+                                        detail=exc.message, hint=exc.hint)
+        rows.append(report.model_dump(mode="json"))
+    return rows
+
+
+def _plugins(host: PluginHost | None) -> tuple[PluginHost, dict[str, Any]]:
     from ..plugins import create_host
     from ..plugins.host import PluginWarning
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PluginWarning)  # reported below instead
-        host = create_host(strict=False)  # the doctor reports broken plugins, it does not stop at them
+        if host is None:
+            host = create_host(strict=False)  # the doctor reports broken plugins, it does not stop at them
         infos = host.plugins()
     return host, {
         "loaded": [{"name": p.name, "distribution": p.distribution, "version": p.version} for p in infos],
@@ -138,49 +162,6 @@ def _tool(command: str, needed_for: str, hint: str) -> dict[str, Any]:
         except (OSError, subprocess.TimeoutExpired):
             pass
     return row
-
-
-def docker_engine(timeout: float = 2.0) -> dict[str, Any]:
-    """Whether a Docker-API engine answers at DOCKER_HOST (default unix:///var/run/docker.sock),
-    asked over plain HTTP so the Docker SDK need not be installed."""
-    url = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
-    row: dict[str, Any] = {"host": url, "reachable": False, "version": None, "detail": "", "hint": None}
-    try:
-        if url.startswith("unix://"):
-            conn: HTTPConnection = _UnixHTTPConnection(url.removeprefix("unix://"), timeout)
-        elif url.startswith(("tcp://", "http://")) and not os.environ.get("DOCKER_TLS_VERIFY"):
-            hostport = url.split("://", 1)[1].rstrip("/")
-            conn = HTTPConnection(hostport, timeout=timeout)
-        else:
-            row["detail"] = "not probed (TLS or an unsupported scheme); use `docker version`"
-            return row
-        conn.request("GET", "/version")
-        response = conn.getresponse()
-        body = response.read()
-        conn.close()
-        if response.status != 200:
-            row["detail"] = f"answered HTTP {response.status}"
-            return row
-        info = json.loads(body)
-        row.update(reachable=True, version=f"{info.get('Version')} (API {info.get('ApiVersion')})",
-                   detail=next((c.get("Name", "") for c in info.get("Components") or []), "") or "engine")
-    except (OSError, ValueError) as exc:
-        row["detail"] = f"no engine answers: {exc}"
-        row["hint"] = ("start one, e.g. `podman system service --time=0 unix:///run/podman.sock` and "
-                       "DOCKER_HOST=unix:///run/podman.sock (see DESIGN.md section 6)")
-    return row
-
-
-class _UnixHTTPConnection(HTTPConnection):
-    def __init__(self, path: str, timeout: float) -> None:
-        super().__init__("localhost", timeout=timeout)
-        self._path = path
-
-    def connect(self) -> None:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
-        sock.connect(self._path)
-        self.sock = sock
 
 
 def cgroup_layout(mounts: str | None = None) -> dict[str, Any]:
@@ -322,5 +303,9 @@ def _print(report: dict[str, Any]) -> None:
     click.echo("optional packages")
     for p in report["optional_packages"]:
         line(p["found"], p["name"] + ("" if p["found"] else f": not installed ({p['provided_by']})"))
+    click.echo("prerequisites (registered by plugins)")
+    for p in report["prerequisites"]:
+        line(p["ok"], f"{p['name']} ({p['plugin']}): {p['detail'] or ('ok' if p['ok'] else 'missing')}"
+                      f"  [{p['needed_for']}]", p["hint"])
     if not report["can_run_tasks"]:
         click.echo("no sandbox backend can run tasks here: see the hints above", err=True)

@@ -11,12 +11,15 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..errors import UsageError
 from ..flywheel.loop import Progress
+
+if TYPE_CHECKING:
+    from ..executors.jobs import SolverSpec
 
 LLM_KINDS = ("prompt", "prompt-feedback", "agentic")
 
@@ -45,10 +48,15 @@ def _common(fn: Any) -> Any:
         click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON."),
         click.option("--network", type=click.Choice(["none", "task"]), default="none", show_default=True,
                      help="none: loopback only; task: grant the internet to tasks that set allow_internet."),
-        click.option("--backend", "backend_name", type=click.Choice(["bwrap", "docker"]), default="bwrap",
-                     show_default=True, help="Sandbox backend."),
+        click.option("--backend", "backend_name", default="bwrap", show_default=True,
+                     help="Sandbox backend: bwrap, docker, or one a plugin registers."),
+        click.option("--llm-backend", "llm_backend", default=None,
+                     help="LLM backend of the models (default: openai with a base URL, else transformers)."),
         click.option("--jobs", "-j", type=click.IntRange(min=1), default=2, show_default=True,
-                     help="Proposals proposed and validated at once."),
+                     help="Worker processes (local) or jobs in flight (ray): proposals, validations, rollouts."),
+        click.option("--executor", "executor_name", default="local", show_default=True,
+                     help="Where jobs run: local (worker processes), ray, or an executor a plugin registers."),
+        click.option("--ray-address", default=None, help="Ray cluster to join with --executor ray (default: a local one)."),
         click.option("--proposer-base-url", default=None, help="OpenAI-compatible server of the proposer model."),
         click.option("--proposer-model", default=None, help="Proposer model (a local checkpoint without a base URL)."),
         click.option("--proposer", "proposers", default="procedural", show_default=True, callback=_weights,
@@ -77,12 +85,14 @@ def _common(fn: Any) -> Any:
 @click.option("--solver-turns", type=click.IntRange(min=1), default=None, help="Solver turns per rollout.")
 @click.option("--solver-tokens", type=click.IntRange(min=8), default=None, help="Solver tokens per turn.")
 @click.option("--no-solver", is_flag=True, help="Skip calibration and pool review (validation only).")
+@click.option("--trainer", default=None, help="A registered trainer to run after each round (default: none).")
 @_common
 def run(out: Path, rounds: int, per_round: int, mix: dict[str, float], difficulty: str, llm: str | None,
         base_url: str | None, solver_model: str | None, solver_base_url: str | None, solver_turns: int | None,
-        solver_tokens: int | None, no_solver: bool, seed: int, resume: bool, proposers: dict[str, float],
-        proposer_model: str | None, proposer_base_url: str | None, jobs: int, backend_name: str, network: str,
-        as_json: bool) -> None:
+        solver_tokens: int | None, no_solver: bool, trainer: str | None, seed: int, resume: bool,
+        proposers: dict[str, float], proposer_model: str | None, proposer_base_url: str | None, jobs: int,
+        executor_name: str, ray_address: str | None, backend_name: str, llm_backend: str | None,
+        network: str, as_json: bool) -> None:
     """Run the flywheel: propose, validate, calibrate against the solver, review the pool."""
     from ..flywheel.loop import FlywheelConfig
 
@@ -90,13 +100,14 @@ def run(out: Path, rounds: int, per_round: int, mix: dict[str, float], difficult
     solver_model, solver_base_url = solver_model or llm, solver_base_url or base_url
     config = FlywheelConfig(seed=seed, rounds=rounds, per_round=per_round, mix=mix, proposers=proposers,
                             difficulty=difficulty, calibrate=not no_solver, review=not no_solver,
-                            proposer_model=proposer_model,
+                            proposer_model=proposer_model, trainer=trainer,
                             solver_model=None if no_solver else (solver_model or "embedded"))
     solver_options = {"turns": solver_turns, "tokens": solver_tokens}
     summaries = asyncio.run(_flywheel(config, out, resume=resume, backend_name=backend_name, network=network,
                                       proposer=(proposer_model, proposer_base_url),
                                       solver=None if no_solver else (solver_model, solver_base_url, solver_options),
-                                      jobs=jobs, generate=None))
+                                      executor=(executor_name, jobs, ray_address), generate=False,
+                                      llm_backend=llm_backend))
     _print_summary(summaries, out, as_json)
 
 
@@ -106,85 +117,79 @@ def run(out: Path, rounds: int, per_round: int, mix: dict[str, float], difficult
 @click.option("-n", "count", type=click.IntRange(min=1), required=True, help="Admitted tasks wanted.")
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="The suite folder to create.")
 @click.option("--difficulty", type=click.Choice(["easy", "medium", "hard", "mixed"]), default="mixed", show_default=True)
-@click.option("--executor", "executor_name", default="local", show_default=True, help="local, or a registered executor (ray).")
 @_common
-def generate(mix: dict[str, float], count: int, out: Path, difficulty: str, executor_name: str, seed: int, resume: bool,
+def generate(mix: dict[str, float], count: int, out: Path, difficulty: str, seed: int, resume: bool,
              proposers: dict[str, float], proposer_model: str | None, proposer_base_url: str | None, jobs: int,
-             backend_name: str, network: str, as_json: bool) -> None:
+             executor_name: str, ray_address: str | None, backend_name: str, llm_backend: str | None, network: str,
+             as_json: bool) -> None:
     """Generate a suite of N admitted tasks (no solver): propose, then the admission gates 1-8."""
     from ..flywheel.loop import FlywheelConfig
 
     config = FlywheelConfig(seed=seed, rounds=1, mix=mix, proposers=proposers, difficulty=difficulty, calibrate=False,
                             review=False, proposer_model=proposer_model, target=count)
     summaries = asyncio.run(_flywheel(config, out, resume=resume, backend_name=backend_name, network=network,
-                                      proposer=(proposer_model, proposer_base_url), solver=None, jobs=jobs,
-                                      generate=executor_name))
+                                      proposer=(proposer_model, proposer_base_url), solver=None,
+                                      executor=(executor_name, jobs, ray_address), generate=True,
+                                      llm_backend=llm_backend))
     _print_summary(summaries, out, as_json)
 
 
 async def _flywheel(config: Any, out: Path, *, resume: bool, backend_name: str, network: str,
-                    proposer: tuple[str | None, str | None], solver: tuple[Any, ...] | None, jobs: int,
-                    generate: str | None) -> list[Any]:
-    """Build everything a run needs and run it; ``generate`` names the executor of a generate run."""
+                    proposer: tuple[str | None, str | None], solver: tuple[Any, ...] | None,
+                    executor: tuple[str, int, str | None], generate: bool, llm_backend: str | None = None) -> list[Any]:
+    """Build everything a run needs and run it (``generate``: a generate run). The sandbox and LLM
+    backends and the executor are looked up in the host's registries, so a plugin's work wherever a
+    built-in one does. Models travel to the workers as specs and load there."""
+    from ..executors.jobs import LLMSpec
     from ..flywheel.loop import Flywheel
     from ..plugins import create_host
     from ..sandbox.base import SandboxPolicy
     from ..sandbox.select import make_backend
 
     host = create_host()
+    host.sandbox_backends.entry(backend_name)  # PluginError listing the registered backends
+    if llm_backend is not None:
+        host.llm_backends.entry(llm_backend)
     wants_llm = [k for k, w in config.proposers.items() if w > 0 and k in LLM_KINDS]
-    proposer_llm = _llm(*proposer) if proposer[0] or proposer[1] else None
+    proposer_llm = (LLMSpec(model=proposer[0] or "embedded", base_url=proposer[1], backend=llm_backend)
+                    if proposer[0] or proposer[1] else None)
     if wants_llm and proposer_llm is None:
         raise UsageError(f"the {wants_llm[0]} proposer needs a model",
                          hint="pass --proposer-model M --proposer-base-url URL (or --llm M --base-url URL)")
-    executor = host.executors.get(generate or "local")(concurrency=jobs)
-    backend = make_backend(backend_name, host, SandboxPolicy(network=network))
-    solver_agent = None
-    if solver is not None:
-        model, base_url, options = solver
-        # One model in both roles (the paper's route to self-improvement) is one backend, loaded once.
-        same = proposer_llm is not None and (proposer[0] or "embedded", proposer[1]) == (model or "embedded", base_url)
-        solver_agent = _solver(proposer_llm if same else _llm(model, base_url), local=not base_url, options=options)
+    executor_name, jobs, address = executor
+    runner = host.executors.get(executor_name)(concurrency=jobs, address=address)
+    backend = make_backend(backend_name, host, SandboxPolicy(network=network))  # fails here if it cannot run
+    # One model in both roles (the paper's route to self-improvement) is one spec, so each worker loads it once.
+    solver_spec = _solver_spec(*solver, llm_backend) if solver is not None else None
     with _RichProgress() as progress:
-        flywheel = Flywheel(config, out, host=host, backend=backend, solver=solver_agent, proposer_llm=proposer_llm,
-                            executor=executor, progress=progress, resume=resume)
+        flywheel = Flywheel(config, out, host=host, backend=backend, solver=solver_spec, proposer_llm=proposer_llm,
+                            executor=runner, progress=progress, resume=resume)
         try:
-            if generate is not None:
+            if generate:
                 return [await flywheel.generate()]
             return await flywheel.run()
         finally:
             flywheel.close()
-            for llm in {id(x): x for x in (proposer_llm, getattr(solver_agent, "_llm", None)) if x is not None}.values():
-                await llm.aclose()
-            await executor.aclose()
+            await runner.aclose()
             await backend.aclose()
 
 
-def _llm(model: str | None, base_url: str | None) -> Any:
-    """An OpenAI-compatible client when a base URL is given, else a local transformers model."""
-    if base_url:
-        from ..llm.openai_backend import OpenAIBackend
-
-        return OpenAIBackend(base_url, None, model or "default")
-    from ..llm.local_backend import TransformersBackend
-
-    return TransformersBackend(model or "embedded")
-
-
-def _solver(llm: Any, *, local: bool, options: dict[str, Any]) -> Any:
-    """The solver agent. A served model gets a working budget; a local CPU model (the embedded
+def _solver_spec(model: str | None, base_url: str | None, options: dict[str, Any], llm_backend: str | None) -> SolverSpec:
+    """The solver as a spec. A served model gets a working budget; a local CPU model (the embedded
     135M one by default) gets a small one, sized so the default run ends within minutes."""
     from ..agents.base import AgentLimits
-    from ..agents.solver import LOCAL_LIMITS, SolverAgent
+    from ..agents.solver import LOCAL_LIMITS
+    from ..executors.jobs import LLMSpec, SolverSpec
 
-    if not local:
+    llm = LLMSpec(model=model or "embedded", base_url=base_url, backend=llm_backend)
+    if base_url:
         limits = AgentLimits(max_turns=options["turns"] or 20, max_tokens=64_000, timeout_sec=600,
                              command_timeout_sec=120)
-        return SolverAgent(llm, temperature=0.7, max_tokens_per_turn=options["tokens"] or 1024, limits=limits)
+        return SolverSpec(llm=llm, temperature=0.7, max_tokens_per_turn=options["tokens"] or 1024, limits=limits)
     # The local profile (solver.LOCAL_PROFILE): the fenced-block protocol, a small budget, greedy
     # plain runs and sampled rollouts; --turns/--tokens override its budget.
     limits = LOCAL_LIMITS.model_copy(update={"max_turns": options["turns"]}) if options["turns"] else None
-    return SolverAgent(llm, max_tokens_per_turn=options["tokens"], limits=limits)
+    return SolverSpec(llm=llm, max_tokens_per_turn=options["tokens"], limits=limits)
 
 
 class _RichProgress(Progress):
@@ -253,7 +258,8 @@ def bench() -> None:
 @click.option("--domain", default=None, help="Domain of the assignments (default: terminal, else the first installed).")
 @click.option("--kinds", default="prompt,prompt-feedback,agentic", show_default=True, help="Proposer kinds to compare.")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--backend", "backend_name", type=click.Choice(["bwrap", "docker"]), default="bwrap", show_default=True)
+@click.option("--backend", "backend_name", default="bwrap", show_default=True,
+              help="Sandbox backend: bwrap, docker, or one a plugin registers.")
 @click.option("--json", "as_json", is_flag=True, help="Print rows as JSON.")
 def bench_proposers_cmd(models: tuple[str, ...], base_url: str, count: int, domain: str | None, kinds: str, seed: int,
                         backend_name: str, as_json: bool) -> None:

@@ -14,9 +14,13 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from ..executors.jobs import AgentSpec
+
 
 def _backend_options(fn: Any) -> Any:
     fn = click.option("--network", type=click.Choice(["none", "task"]), default="none", show_default=True,
@@ -24,8 +28,17 @@ def _backend_options(fn: Any) -> Any:
     fn = click.option("--backend", "backend_name", default="bwrap", show_default=True,
                       help="Sandbox backend: bwrap, docker, or one a plugin registers.")(fn)
     fn = click.option("--jobs", "-j", type=click.IntRange(min=1), default=2, show_default=True,
-                      help="Tasks handled at once.")(fn)
+                      help="Tasks handled at once (worker processes, or Ray jobs in flight).")(fn)
+    fn = click.option("--executor", "executor_name", default="local", show_default=True,
+                      help="Where tasks run: local (worker processes), ray, or an executor a plugin registers.")(fn)
+    fn = click.option("--ray-address", default=None,
+                      help="Ray cluster to join with --executor ray (default: a local one).")(fn)
     return fn
+
+
+def _executor(host: Any, name: str, jobs: int, address: str | None) -> Any:
+    """The executor registered as ``name`` (PluginError listing the registered ones otherwise)."""
+    return host.executors.get(name)(concurrency=jobs, address=address)
 
 
 @click.group()
@@ -43,8 +56,9 @@ def tasks() -> None:
               help="Held-out texts for decontamination: JSONL, JSON, text (one per line) or task directories.")
 @click.option("--suite", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
               help="Existing suite (folder of tasks) to check near-duplicates against.")
-def validate_cmd(paths: tuple[Path, ...], as_json: bool, backend_name: str, jobs: int, network: str,
-                 skip: tuple[str, ...], flaky_runs: int | None, held_out: Path | None, suite: Path | None) -> None:
+def validate_cmd(paths: tuple[Path, ...], as_json: bool, backend_name: str, jobs: int, executor_name: str,
+                 ray_address: str | None, network: str, skip: tuple[str, ...], flaky_runs: int | None,
+                 held_out: Path | None, suite: Path | None) -> None:
     """Run the admission gates over PATH... (task directories, or folders of them)."""
     from ..gates.base import GateSettings
     from ..gates.text import load_held_out
@@ -53,6 +67,7 @@ def validate_cmd(paths: tuple[Path, ...], as_json: bool, backend_name: str, jobs
 
     task_dirs = discover_tasks(paths)
     host = create_host()
+    host.sandbox_backends.entry(backend_name)  # a misspelt --backend fails even when no gate needs a sandbox
     overrides: dict[str, Any] = {"skip": tuple(skip)}
     if flaky_runs is not None:
         overrides["flaky_runs"] = flaky_runs
@@ -60,26 +75,30 @@ def validate_cmd(paths: tuple[Path, ...], as_json: bool, backend_name: str, jobs
     held = load_held_out(held_out) if held_out else []
     suite_tasks = _read_suite(suite) if suite else []
     # Build the validator before the backend so a misspelt --skip fails before anything heavy starts.
-    validator = Validator(host=host, settings=settings, suite_tasks=suite_tasks, held_out=held, backend_name=backend_name)
+    validator = Validator(host=host, settings=settings, suite_tasks=suite_tasks, held_out=held, backend_name=backend_name,
+                          catalog=_catalog(host, network))
+    executor = _executor(host, executor_name, jobs, ray_address)
     if validator.needs_sandbox:  # lint and text gates alone need no sandbox
         validator.use_backend(_make_backend(host, backend_name, network))
-    reports = asyncio.run(_validate(validator, task_dirs, jobs, show_progress=not as_json))
+    reports = asyncio.run(_validate(validator, task_dirs, executor, show_progress=not as_json))
     if as_json:
         click.echo(json.dumps([r.to_json() for r in reports], indent=2))
     else:
         _print_table(reports)
 
 
-async def _validate(validator: Any, task_dirs: list[Path], jobs: int, *, show_progress: bool) -> list[Any]:
-    from ..executors.base import LocalExecutor
+async def _validate(validator: Any, task_dirs: list[Path], executor: Any, *, show_progress: bool) -> list[Any]:
     from ..gates.validate import validate_many
 
     order = {str(p): i for i, p in enumerate(task_dirs)}
     reports = []
-    with _Progress(len(task_dirs), enabled=show_progress) as progress:
-        async for report in validate_many(task_dirs, validator=validator, executor=LocalExecutor(concurrency=jobs),
-                                          progress=progress.advance):
-            reports.append(report)
+    try:
+        with _Progress(len(task_dirs), enabled=show_progress) as progress:
+            async for report in validate_many(task_dirs, validator=validator, executor=executor,
+                                              progress=progress.advance):
+                reports.append(report)
+    finally:
+        await executor.aclose()
     if validator.backend is not None:
         await validator.backend.aclose()
     return sorted(reports, key=lambda r: order.get(r.task, len(order)))
@@ -130,6 +149,14 @@ def _print_table(reports: list[Any]) -> None:
     console.print(", ".join(f"{n} {s}" for s, n in counts.items() if n) or "no tasks")
 
 
+def _catalog(host: Any, network: str) -> Any:
+    """The registered backends' capabilities here, under the policy the command line chose."""
+    from ..sandbox.base import SandboxPolicy
+    from ..sandbox.select import BackendCatalog
+
+    return BackendCatalog(host, SandboxPolicy(network=network))
+
+
 def _make_backend(host: Any, name: str, network: str) -> Any:
     from ..sandbox.base import SandboxPolicy
     from ..sandbox.select import make_backend
@@ -149,7 +176,8 @@ def _read_suite(path: Path) -> list[Any]:
 @click.option("--agent", "agent_name", default="oracle", show_default=True, help="oracle, nop, or a registered agent.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array of trial summaries.")
 @_backend_options
-def run_cmd(paths: tuple[Path, ...], agent_name: str, as_json: bool, backend_name: str, jobs: int, network: str) -> None:
+def run_cmd(paths: tuple[Path, ...], agent_name: str, as_json: bool, backend_name: str, jobs: int, executor_name: str,
+            ray_address: str | None, network: str) -> None:
     """Run one attempt of AGENT on each task in PATH... and print the rewards."""
     from ..errors import UsageError
     from ..gates.validate import discover_tasks
@@ -157,14 +185,23 @@ def run_cmd(paths: tuple[Path, ...], agent_name: str, as_json: bool, backend_nam
 
     task_dirs = discover_tasks(paths)
     host = create_host()
+    from ..executors.jobs import AgentSpec, SolverSpec
+
     agent_cls = host.agents.get(agent_name)
-    try:
-        agent = agent_cls()
-    except TypeError as exc:
-        raise UsageError(f"agent {agent_name!r} cannot be built without configuration: {exc}",
-                         hint="use oracle or nop here; LLM solvers run through the flywheel") from None
+    if agent_name == "solver":  # built in each worker from its spec (the embedded model), with every registered tool
+        agent = AgentSpec(name="solver", solver=SolverSpec())
+    else:
+        try:
+            agent_cls()
+        except TypeError as exc:
+            raise UsageError(f"agent {agent_name!r} cannot be built without configuration: {exc}",
+                             hint="use oracle, nop or solver here; served LLM solvers run through the flywheel") from None
+        agent = AgentSpec(name=agent_name)
+    executor = _executor(host, executor_name, jobs, ray_address)
     backend = _make_backend(host, backend_name, network)
-    rows = asyncio.run(_run(backend, agent, task_dirs, jobs))
+    catalog = _catalog(host, network)
+    catalog.attach(backend)
+    rows = asyncio.run(_run(backend, agent, task_dirs, executor, catalog, host))
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
@@ -180,30 +217,44 @@ def run_cmd(paths: tuple[Path, ...], agent_name: str, as_json: bool, backend_nam
     Console().print(table)
 
 
-async def _run(backend: Any, agent: Any, task_dirs: list[Path], jobs: int) -> list[dict[str, Any]]:
+async def _run(backend: Any, agent: AgentSpec, task_dirs: list[Path], executor: Any, catalog: Any,
+               host: Any) -> list[dict[str, Any]]:
+    """Tasks are read and checked for their requirements here; the attempts run as jobs on the
+    executor's workers, each with the agent by name and the backend by name and policy."""
     from ..errors import TaskFormatError
-    from ..executors.base import Job, LocalExecutor
-    from ..runtime.trial import TrialRunner, trial_summary
+    from ..executors.jobs import AttemptJob, TaskRef, WorkerSetup
+    from ..gates.lint import summarise
+    from ..gates.requirements import unmet_requirements
+    from ..runtime.trial import TrialResult, trial_summary
     from ..tasks.harbor import read_task
 
-    runner = TrialRunner(backend)
-
-    async def one(path: Path) -> dict[str, Any]:
+    rows: dict[int, dict[str, Any]] = {}
+    jobs = []
+    setup = WorkerSetup.of(host, backend)
+    for i, path in enumerate(task_dirs):
         try:
             task = read_task(path)
         except TaskFormatError as exc:
-            return _failed_row(path, agent.name, "invalid", exc.message)
-        return {"path": str(path), **trial_summary(await runner.run(task, agent))}
-
-    rows: dict[int, dict[str, Any]] = {}
-    async for result in LocalExecutor(concurrency=jobs).map(Job(key=i, fn=one, args=(p,)) for i, p in enumerate(task_dirs)):
-        i = int(result.key)
-        rows[i] = result.value if result.ok else _failed_row(task_dirs[i], agent.name, "error", str(result.error))
-    await backend.aclose()
+            rows[i] = _failed_row(path, agent.name, "invalid", exc.message)
+            continue
+        unmet = unmet_requirements(task, backend.name, catalog)
+        if unmet:  # never run a task without what it needs (a GPU, its services): say what would work
+            rows[i] = _failed_row(path, agent.name, "error", summarise(unmet, "unmet requirement"))
+            continue
+        jobs.append(AttemptJob(key=str(i), setup=setup, task=TaskRef.at(path), agent=agent))
+    try:
+        async for result in executor.map(jobs):
+            i = int(result.key)
+            value = result.value
+            rows[i] = ({"path": str(task_dirs[i]), **trial_summary(value)} if result.ok and isinstance(value, TrialResult)
+                       else _failed_row(task_dirs[i], agent.name, "error", str(result.error)))
+    finally:
+        await executor.aclose()
+        await backend.aclose()
     return [rows[i] for i in sorted(rows)]
 
 
 def _failed_row(path: Path, agent: str, status: str, error: str) -> dict[str, Any]:
     """The row of a task that could not be attempted: the same fields as trial_summary's."""
     return {"path": str(path), "task": path.name, "agent": agent, "status": status, "reward": 0.0, "rewards": {},
-            "seconds": 0.0, "error": error, "commands": 0, "cause": None, "reason": error}
+            "seconds": 0.0, "error": error, "commands": 0, "cause": None, "reason": error, "verifier_view": []}

@@ -1,75 +1,99 @@
-"""Executors run many independent jobs (validations, attempts) in parallel.
+"""Executors run many independent jobs (validations, attempts, proposals) in parallel.
 
-A job is an async callable with its arguments; results come back in completion order with the job's
-key, and a job that raises becomes an error result, never the end of the batch. The local executor
-uses an asyncio semaphore in this process; a Ray executor (its own plugin) ships jobs to a cluster.
+A job is plain data (``jobs.JobSpec``); a worker turns it into a ``JobResult`` with ``run_job``.
+``map`` yields results in completion order, each with its job's key; a job that raises becomes an
+error result, never the end of the batch. Executors take concurrent ``map`` calls (the flywheel
+calibrates several pool tasks at once), all sharing the executor's workers.
+
+The local executor runs jobs in ``concurrency`` worker processes (spawned, each with its own plugin
+host, kept alive across jobs and batches). A worker that dies mid-job (SIGKILL, out of memory) is
+replaced and its job started again on the new one, up to ``max_retries`` times; then the job's
+result is an error naming the signal. Nothing is recorded by workers: the driver admits from
+results, keyed by job, so a retried job cannot be admitted twice. ``in_process=True`` runs the same
+jobs in this event loop instead (tests, notebooks, in-process plugin objects).
 """
 
 from __future__ import annotations
 
 import abc
 import asyncio
-import traceback
-from dataclasses import dataclass
-from typing import Any, AsyncIterator, Awaitable, Callable, ClassVar, Hashable, Iterable
+from typing import TYPE_CHECKING, AsyncIterator, ClassVar, Iterable
 
+from ..errors import UsageError
+from .jobs import JobResult, JobSpec
 
-@dataclass(frozen=True)
-class Job:
-    key: Hashable
-    fn: Callable[..., Awaitable[Any]]
-    args: tuple[Any, ...] = ()
-    kwargs: tuple[tuple[str, Any], ...] = ()
+if TYPE_CHECKING:
+    from .pool import WorkerPool
+    from .worker import WorkerContext
 
-
-@dataclass(frozen=True)
-class JobResult:
-    key: Hashable
-    value: Any = None
-    error: str | None = None  # one line; the traceback is in ``details``
-    details: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
+__all__ = ["Executor", "JobResult", "JobSpec", "LocalExecutor"]
 
 
 class Executor(abc.ABC):
+    """Runs job specs somewhere. ``address``: where the workers are (a cluster), when that applies."""
+
     name: ClassVar[str]
 
-    def __init__(self, *, concurrency: int = 2) -> None:
+    def __init__(self, *, concurrency: int = 2, address: str | None = None) -> None:
         self.concurrency = max(1, concurrency)
+        self.address = address
 
     @abc.abstractmethod
-    def map(self, jobs: Iterable[Job]) -> AsyncIterator[JobResult]:
+    async def submit(self, job: JobSpec) -> JobResult:
+        """Run one job; never raises for the job's own failure (that is an error result)."""
+
+    async def map(self, jobs: Iterable[JobSpec]) -> AsyncIterator[JobResult]:
         """Run ``jobs``; yield each result as it completes."""
-
-    async def aclose(self) -> None:
-        """Release workers."""
-
-
-class LocalExecutor(Executor):
-    """Runs jobs concurrently in this event loop, at most ``concurrency`` at a time."""
-
-    name = "local"
-
-    async def map(self, jobs: Iterable[Job]) -> AsyncIterator[JobResult]:  # type: ignore[override]
-        sem = asyncio.Semaphore(self.concurrency)
-
-        async def one(job: Job) -> JobResult:
-            async with sem:
-                try:
-                    return JobResult(job.key, await job.fn(*job.args, **dict(job.kwargs)))
-                except asyncio.CancelledError:
-                    raise
-                except Exception as exc:
-                    line = f"{type(exc).__name__}: {exc}".splitlines()[0]
-                    return JobResult(job.key, error=line, details=traceback.format_exc())
-
-        tasks = [asyncio.ensure_future(one(job)) for job in jobs]
+        tasks = [asyncio.ensure_future(self.submit(job)) for job in jobs]
         try:
             for fut in asyncio.as_completed(tasks):
                 yield await fut
         finally:
             for t in tasks:
                 t.cancel()
+
+    async def aclose(self) -> None:
+        """Release workers."""
+
+
+class LocalExecutor(Executor):
+    """``concurrency`` worker processes on this machine (``in_process``: this event loop)."""
+
+    name = "local"
+
+    def __init__(self, *, concurrency: int = 2, address: str | None = None, in_process: bool = False,
+                 max_retries: int = 2) -> None:
+        if address:
+            raise UsageError(f"the local executor takes no address (got {address!r})",
+                             hint="use --executor ray --ray-address ADDR for a cluster")
+        super().__init__(concurrency=concurrency)
+        self.in_process = in_process
+        self.max_retries = max_retries
+        self._pool: WorkerPool | None = None
+        self._context: WorkerContext | None = None
+        self._limit: asyncio.Semaphore | None = None
+
+    async def submit(self, job: JobSpec) -> JobResult:
+        if self.in_process:
+            from .worker import WorkerContext, run_job
+
+            if self._context is None:
+                self._context = WorkerContext()
+                self._limit = asyncio.Semaphore(self.concurrency)
+            assert self._limit is not None
+            async with self._limit:
+                return await run_job(job, self._context)
+        if self._pool is None:
+            from .pool import WorkerPool
+
+            self._pool = WorkerPool(self.concurrency, max_retries=self.max_retries)
+        return await self._pool.submit(job)
+
+    async def aclose(self) -> None:
+        if self._pool is not None:
+            await self._pool.aclose()
+            self._pool = None
+        if self._context is not None:
+            await self._context.aclose()
+            self._context = None
+

@@ -51,7 +51,7 @@ async def bench_proposers(*, host: Any, backend: Any, domain: Any, models: dict[
     """Run every (model, kind) on the same assignments; ``models`` maps a name to its LLMBackend.
     ``progress(model, kind, outcome)`` is called after each proposal."""
     validator = Validator(host=host, backend=backend)
-    gates = [g for g in validator.gates if g.name != "calibration"]
+    gates = [g for g in validator.gates if not g.needs_solver]
 
     async def check(task: Any) -> Any:
         from ..gates.validate import validate_task

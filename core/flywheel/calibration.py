@@ -17,10 +17,11 @@ import asyncio
 import hashlib
 import statistics
 import time
+from typing import Awaitable, Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..gates.base import Evidence, Gate, GateContext, GateResult
+from ..gates.base import Evidence, Gate, GateContext, GateResult, GateSettings
 from ..runtime.trial import TrialResult
 from ..tasks import Task
 
@@ -79,6 +80,7 @@ class CalibrationGate(Gate):
     name = "calibration"
     order = 90
     needs_sandbox = True
+    needs_solver = True
 
     async def check(self, task: Task, ctx: GateContext) -> GateResult:
         calibration = await self.measure(task, ctx)
@@ -86,35 +88,11 @@ class CalibrationGate(Gate):
         return calibration.gate
 
     async def measure(self, task: Task, ctx: GateContext, *, salt: str = "") -> Calibration:
-        """Run the rollouts and judge them. The flywheel's pool review uses this too, with a
-        ``salt`` per round so a rerun of the pool draws fresh rollouts."""
-        start = time.monotonic()
+        """Run the rollouts here, through ``ctx.runner``, and judge them. (The flywheel sends its
+        rollouts to the executor's workers and judges them with ``calibrate`` directly.)"""
         if ctx.solver is None:
             return Calibration(gate=self.result("skip", "no solver configured: calibration needs one (gate 9)"))
-        settings = ctx.settings
-        low, high = settings.calibration_band
-        results = await self._rollouts(task, ctx, range(settings.calibration_rollouts), salt)
-        rewards = [r.reward for r in results if usable(r)]
-        if rewards and settings.calibration_expand_to > len(results):
-            mean = statistics.fmean(rewards)
-            if min(abs(mean - low), abs(mean - high)) < settings.calibration_margin:
-                results += await self._rollouts(task, ctx, range(len(results), settings.calibration_expand_to), salt)
-                rewards = [r.reward for r in results if usable(r)]
-        excluded = len(results) - len(rewards)
-        evidence = [Evidence(command=f"solver rollout {i} (seed {rollout_seed(task, i, salt)})",
-                             output_tail=(r.error or "")[-300:],
-                             values={"reward": r.reward if usable(r) else None, "status": r.status,
-                                     "stop_reason": r.trajectory.stop_reason if r.trajectory else None})
-                    for i, r in enumerate(results)]
-        summary = {"rewards": rewards, "band": [low, high], "rollouts": len(results), "excluded": excluded}
-        seconds = time.monotonic() - start
-        if len(rewards) >= 2:
-            summary |= {"mean": statistics.fmean(rewards), "variance": statistics.pvariance(rewards)}
-        status, reason = in_band(rewards, (low, high))
-        if status == "error":
-            reason = f"only {len(rewards)} of {len(results)} solver rollouts produced a reward"
-        gate = self.result(status, reason, seconds=seconds, evidence=[Evidence(values=summary), *evidence])
-        return Calibration(results=results, rewards=rewards, excluded=excluded, gate=gate)
+        return await calibrate(task, ctx.settings, lambda indices: self._rollouts(task, ctx, indices, salt), salt=salt)
 
     async def _rollouts(self, task: Task, ctx: GateContext, indices: range, salt: str) -> list[TrialResult]:
         prepared = ctx.scratch.get("prepared")  # the build gate's environment, when it ran
@@ -125,3 +103,36 @@ class CalibrationGate(Gate):
                 return await ctx.runner.run(task, ctx.solver.seeded(rollout_seed(task, i, salt)), prepared=prepared)
 
         return list(await asyncio.gather(*(one(i) for i in indices)))
+
+
+Rollouts = Callable[[range], Awaitable[list[TrialResult]]]
+"""Runs the solver rollouts with these indices (seeds from ``rollout_seed``) and returns their results in order."""
+
+
+async def calibrate(task: Task, settings: GateSettings, rollouts: Rollouts, *, salt: str = "") -> Calibration:
+    """Gate 9's verdict on ``task`` from the rollouts ``rollouts`` runs: four (``calibration_rollouts``),
+    four more near a band edge. ``salt`` draws fresh rollouts (the pool review uses one per round)."""
+    start = time.monotonic()
+    low, high = settings.calibration_band
+    results = await rollouts(range(settings.calibration_rollouts))
+    rewards = [r.reward for r in results if usable(r)]
+    if rewards and settings.calibration_expand_to > len(results):
+        mean = statistics.fmean(rewards)
+        if min(abs(mean - low), abs(mean - high)) < settings.calibration_margin:
+            results += await rollouts(range(len(results), settings.calibration_expand_to))
+            rewards = [r.reward for r in results if usable(r)]
+    excluded = len(results) - len(rewards)
+    evidence = [Evidence(command=f"solver rollout {i} (seed {rollout_seed(task, i, salt)})",
+                         output_tail=(r.error or "")[-300:],
+                         values={"reward": r.reward if usable(r) else None, "status": r.status,
+                                 "stop_reason": r.trajectory.stop_reason if r.trajectory else None})
+                for i, r in enumerate(results)]
+    summary = {"rewards": rewards, "band": [low, high], "rollouts": len(results), "excluded": excluded}
+    if len(rewards) >= 2:
+        summary |= {"mean": statistics.fmean(rewards), "variance": statistics.pvariance(rewards)}
+    status, reason = in_band(rewards, (low, high))
+    if status == "error":
+        reason = f"only {len(rewards)} of {len(results)} solver rollouts produced a reward"
+    gate = GateResult(name=CalibrationGate.name, status=status, reason=reason, seconds=time.monotonic() - start,
+                      evidence=[Evidence(values=summary), *evidence])
+    return Calibration(results=results, rewards=rewards, excluded=excluded, gate=gate)

@@ -5,37 +5,48 @@ seed, so a run is a pure function of its configuration: ``--resume`` after a SIG
 unrecorded units and ends with the same admitted pool as an uninterrupted run.
 
 A round's units go through two phases. Phase A (propose, then gates 1-7) depends on nothing but the
-unit and the pool at the start of its batch, so it runs in parallel on an executor. Phase B (the
-near-duplicate gate against exactly the tasks admitted before the unit, then calibration, admission
-and the database record) runs in slot order, because admitting one task changes what the next is
-compared with. After the round, the solver reruns the pool; tasks that left the band leave the pool
-and the next round gets one replacement slot for each. Training is a hook point (not run yet), so
-the review covers tasks admitted in earlier rounds: this round's were just calibrated by the same
-solver.
+unit and the pool at the start of its batch, so it runs in parallel: each unit is a ``ProposeJob``
+for the executor's workers. Phase B (the near-duplicate gate against exactly the tasks admitted
+before the unit, then calibration, admission and the database record) runs here in slot order,
+because admitting one task changes what the next is compared with; its solver rollouts are
+``AttemptJob``s, seeded from the task and the rollout index, never from execution order. Workers
+record nothing: the suite and run.sqlite are written here from results, keyed by unit, so a job
+retried on a fresh worker is admitted once. After the round, the solver reruns the pool (tasks that
+left the band leave it, and the next round gets one replacement slot for each); then the configured
+trainer, if any, trains on the pool and the round's rollouts and returns the solver spec the next
+round uses (recorded, so a resumed run uses it too). The review covers tasks admitted in earlier
+rounds: this round's were just calibrated by the same solver.
 """
 
 from __future__ import annotations
 
+import asyncio
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..agents.base import Agent
 from ..domains.base import DIFFICULTIES, Domain
-from ..errors import UsageError
-from ..executors.base import Executor, Job, LocalExecutor
-from ..gates.base import GateContext, GateSettings, ValidationReport
+from ..errors import ConfigError, UsageError
+from ..executors.base import Executor, LocalExecutor
+from ..executors.jobs import AgentSpec, AttemptJob, LLMSpec, ProposeJob, ProposeOutcome, SolverSpec, TaskRef, WorkerSetup
+from ..gates.base import GateContext, GateResult, GateSettings, ValidationReport
 from ..gates.validate import Validator, validate_task
-from ..proposers.base import Proposal, Proposer
+from ..proposers.base import Proposal
+from ..runtime.trial import TrialResult
 from ..suite.store import SuiteStore
 from ..tasks import Task
 from .assignments import Assignment, failure_of, from_summary, new_task, summary_of
-from .calibration import SCRATCH_KEY, Calibration, CalibrationGate, usable
-from .rundb import ReviewRecord, RolloutRow, RunDB, UnitRecord
+from .calibration import Calibration, calibrate, rollout_seed, usable
+from .rundb import ReviewRecord, RolloutRow, RunDB, TrainingRecord, UnitRecord
 from .summary import RoundSummary, round_summary
+
+if TYPE_CHECKING:
+    from ..plugins.host import PluginHost
+    from ..sandbox.base import SandboxBackend
+    from ..trainers.base import Trainer
 
 RUN_DB = "run.sqlite"
 ERRORS_LOG = "errors.log"
@@ -49,6 +60,7 @@ class FlywheelConfig(BaseModel):
     weight. ``difficulty`` of fresh tasks: easy, medium, hard, or mixed (drawn per slot).
     ``batch``: units proposed and validated in parallel before their ordered admission.
     ``target``: for ``generate``, the number of admitted tasks wanted (split over the mix).
+    ``trainer``: a registered trainer run after each round's review (None: no training).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -66,9 +78,13 @@ class FlywheelConfig(BaseModel):
     settings: GateSettings = Field(default_factory=GateSettings)
     proposer_model: str | None = None
     solver_model: str | None = None
+    trainer: str | None = None
 
     def identity(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
+        data = self.model_dump(mode="json")
+        if data["trainer"] is None:  # runs recorded before trainers existed resume unchanged
+            del data["trainer"]
+        return data
 
 
 @dataclass(frozen=True)
@@ -89,7 +105,6 @@ class Candidate:
     unit: Unit
     proposal: Proposal
     task: Task | None = None
-    ctx: GateContext | None = None
     report: ValidationReport | None = None
 
 
@@ -119,15 +134,21 @@ def allocate(n: int, mix: dict[str, float]) -> dict[str, int]:
 
 
 class Flywheel:
-    """One run in ``out``: the suite (the admitted pool), run.sqlite and report.html."""
+    """One run in ``out``: the suite (the admitted pool), run.sqlite and report.html.
 
-    def __init__(self, config: FlywheelConfig, out: str | Path, *, host: Any, backend: Any,
-                 solver: Agent | None = None, proposer_llm: Any = None, executor: Executor | None = None,
-                 progress: Progress | None = None, resume: bool = False) -> None:
+    ``backend``: the sandbox backend whose name and policy the workers rebuild (this process starts
+    no sandbox). ``solver``/``proposer_llm``: models as specs, built in the workers. Plugins reach
+    the workers as importable modules (``WorkerSetup.of``)."""
+
+    def __init__(self, config: FlywheelConfig, out: str | Path, *, host: PluginHost, backend: SandboxBackend,
+                 solver: SolverSpec | None = None, proposer_llm: LLMSpec | None = None,
+                 executor: Executor | None = None, progress: Progress | None = None, resume: bool = False) -> None:
         self.config = config
         self.out = Path(out)
         self.host = host
-        self.solver = solver if config.calibrate else None
+        self.initial_solver = solver if config.calibrate else None
+        self.solver = self.initial_solver
+        self.proposer_llm = proposer_llm
         self.progress = progress or Progress()
         self.executor = executor or LocalExecutor(concurrency=2)
         installed = host.domains.names()
@@ -142,18 +163,18 @@ class Flywheel:
             raise UsageError(f"unknown difficulty {config.difficulty!r}", hint=f"one of {', '.join(DIFFICULTIES)}, mixed")
         self.mix = mix
         self.domains: dict[str, Domain] = {name: host.domains.get(name)() for name in sorted(mix)}
+        self.setup = WorkerSetup.of(host, backend)
+        self.validator = Validator(host=host, settings=config.settings)  # the gate list (and a misspelt skip)
+        self.gates_a = [g for g in self.validator.gates if g.name not in PHASE_B_GATES]
+        self.near_duplicate = [g for g in self.validator.gates if g.name == "near-duplicate"]
+        for kind in sorted(k for k, w in config.proposers.items() if w > 0):
+            if host.proposers.get(kind).needs_llm and proposer_llm is None:
+                raise ConfigError(f"the {kind} proposer needs a model",
+                                  hint="pass proposer_llm=LLMSpec(...) (CLI: --proposer-model/--proposer-base-url)")
+        self.trainer: Trainer | None = host.trainers.get(config.trainer)() if config.trainer else None
         self.suite = SuiteStore(self.out, name=self.out.name)
         self.db = RunDB(self.out / RUN_DB)
         self.db.bind_config(config.identity(), resume=resume)
-        self.validator = Validator(host=host, backend=backend, settings=config.settings, solver=self.solver)
-        self.gates_a = [g for g in self.validator.gates if g.name not in PHASE_B_GATES]
-        self.gates_b = [g for g in self.validator.gates if g.name in PHASE_B_GATES
-                        and (config.calibrate or g.name != "calibration")]
-        self.proposers: dict[str, Proposer] = {}
-        for kind in sorted(k for k, w in config.proposers.items() if w > 0):
-            cls = host.proposers.get(kind)
-            self.proposers[kind] = cls(llm=proposer_llm if cls.needs_llm else None, checker=self._check,
-                                       backend=backend)
         self._tasks: dict[str, Task] = {}
 
     def close(self) -> None:
@@ -165,13 +186,15 @@ class Flywheel:
         """The flywheel: ``config.rounds`` rounds, then the report."""
         summaries = []
         for r in range(self.config.rounds):
+            self.solver = self._solver_for(r)
             units = self._plan_round(r)
             self.progress.round_started(r, len(units))
             for start in range(0, len(units), self.config.batch):
                 await self._run_batch(units[start:start + self.config.batch])
-            # (train: the trainer's hook point goes here; the review below then covers the whole pool.)
             if self.config.review and self.solver is not None:
                 await self._review(r)
+            if self.trainer is not None and self.solver is not None:
+                await self._train(r)
             summary = round_summary(self.db, r)
             self.db.set_metrics(r, summary.model_dump(mode="json"))
             self.host.announce_round_ended(summary)
@@ -267,44 +290,41 @@ class Flywheel:
         if not todo:
             return
         # Proposers that check their work compare against the pool as it was when the batch began.
-        self.validator.suite_tasks = self._pool_before(todo[0].round, todo[0].slot)
+        pool = tuple(TaskRef.inline(t) for t in self._pool_before(todo[0].round, todo[0].slot))
         self.progress.status(f"proposing and validating {len(todo)} task(s)")
-        jobs = [Job(key=u.key, fn=self._phase_a, args=(u,)) for u in todo]
+        by_key = {u.key: u for u in todo}
         done: dict[str, Candidate] = {}
-        async for result in self.executor.map(jobs):
-            unit = next(u for u in todo if u.key == result.key)
-            if not result.ok:
-                # A bug (in a generator, a gate, ...) is data for this unit, never the end of the run;
-                # its traceback goes to errors.log beside the suite.
-                with open(self.out / ERRORS_LOG, "a", encoding="utf-8") as log:
-                    log.write(f"--- {unit.key} ({unit.domain}, {unit.proposer})\n{result.details or result.error}\n")
-            done[unit.key] = result.value if result.ok else Candidate(
-                unit, Proposal(task=None, kind=unit.proposer, infrastructure_failure=True,
-                               error=f"crashed: {result.error} (traceback in {ERRORS_LOG})"))
+        async for result in self.executor.map(self._propose_job(u, pool) for u in todo):
+            unit = by_key[result.key]
+            value = result.value
+            if result.ok and isinstance(value, ProposeOutcome):
+                done[unit.key] = Candidate(unit, value.proposal, value.task, value.report)
+                continue
+            # A bug (in a generator, a gate, ...) or a worker that kept dying is data for this unit, never
+            # the end of the run; its traceback goes to errors.log beside the suite.
+            with open(self.out / ERRORS_LOG, "a", encoding="utf-8") as log:
+                log.write(f"--- {unit.key} ({unit.domain}, {unit.proposer})\n{result.details or result.error}\n")
+            done[unit.key] = Candidate(unit, Proposal(task=None, kind=unit.proposer, infrastructure_failure=True,
+                                                      error=f"crashed: {result.error} (traceback in {ERRORS_LOG})"))
         for unit in todo:  # phase B in slot order
             await self._phase_b(done[unit.key])
 
-    async def _phase_a(self, unit: Unit) -> Candidate:
-        proposer = self.proposers[unit.proposer]
-        proposal = await proposer.propose(unit.assignment, domain=self.domains[unit.domain], seed=unit.seed)
-        if proposal.task is None:
-            return Candidate(unit, proposal)
-        family = proposal.task.provenance.family or unit.proposer
-        task = proposal.task.renamed(f"{unit.domain}-{family}-r{unit.round}-s{unit.slot}").with_provenance(
-            round=unit.round, domain=unit.domain)
-        ctx = self.validator.context(task)
-        report = await validate_task(task, lambda _: ctx, gates=self.gates_a, label=unit.key)
-        return Candidate(unit, proposal, task, ctx, report)
+    def _propose_job(self, unit: Unit, pool: tuple[TaskRef, ...]) -> ProposeJob:
+        parent = unit.assignment.parent_task
+        return ProposeJob(key=unit.key, setup=self.setup, proposer=unit.proposer, proposer_llm=self.proposer_llm,
+                          domain=unit.domain, seed=unit.seed, round=unit.round, slot=unit.slot,
+                          assignment=unit.assignment.model_copy(update={"parent_task": None}),
+                          parent=TaskRef.inline(parent) if parent is not None else None,
+                          settings=self.config.settings, gates=tuple(g.name for g in self.gates_a), pool=pool)
 
     async def _phase_b(self, cand: Candidate) -> None:
         unit, task = cand.unit, cand.task
         calibration: Calibration | None = None
         report = cand.report
-        if task is not None and report is not None and cand.ctx is not None:
+        if task is not None and report is not None:
             if report.valid:
                 self.progress.status(f"{unit.key}: near-duplicates and calibration")
-                report = await self._gates_b(unit, task, cand.ctx, report)
-                calibration = cand.ctx.scratch.get(SCRATCH_KEY)
+                report, calibration = await self._gates_b(unit, task, report)
             self.host.announce_task_validated(report)
         outcome = outcome_of(cand.proposal, report)
         name = task.name if task is not None else None
@@ -324,41 +344,94 @@ class Flywheel:
         self.db.record_unit(record, task, rows)
         self.progress.unit_done(unit, outcome)
 
-    async def _gates_b(self, unit: Unit, task: Task, ctx: GateContext, report: ValidationReport) -> ValidationReport:
-        """Near-duplicates against exactly the pool before this unit, then calibration, reusing the
-        phase A context (its build and scratch); the verdicts join the phase A report."""
-        ctx.suite_tasks = self._pool_before(unit.round, unit.slot)
-        later = await validate_task(task, lambda _: ctx, gates=self.gates_b, label=unit.key)
+    async def _gates_b(self, unit: Unit, task: Task,
+                       report: ValidationReport) -> tuple[ValidationReport, Calibration | None]:
+        """Near-duplicates against exactly the pool before this unit (here: text only), then
+        calibration through the executor; the verdicts join the phase A report."""
+        ctx = GateContext(backend=None, runner=None, settings=self.config.settings,
+                          suite_tasks=self._pool_before(unit.round, unit.slot), backend_name=self.setup.backend)
+        later = await validate_task(task, lambda _: ctx, gates=self.near_duplicate, label=unit.key)
+        gates: list[GateResult] = list(later.gates)
+        status: str = later.status
+        reason, seconds = later.reason, later.seconds
+        calibration = None
+        if later.valid and self.config.calibrate:
+            gate, calibration = await self._calibration_gate(task, salt="")
+            gates.append(gate)
+            seconds += gate.seconds
+            if not gate.passed:
+                status = {"fail": "invalid", "timeout": "timeout"}.get(gate.status, "error")
+                reason = f"calibration: {gate.reason or gate.status}"
         return report.model_copy(update={
-            "status": later.status, "reason": report.reason if later.valid else later.reason,
-            "gates": [*report.gates, *later.gates], "seconds": report.seconds + later.seconds})
+            "status": status, "reason": report.reason if status == "valid" else reason,
+            "gates": [*report.gates, *gates], "seconds": report.seconds + seconds}), calibration
 
-    async def _check(self, task: Task) -> ValidationReport:
-        """The checker proposers get: gates 1-8 (no solver), on the pool as the batch began."""
-        ctx = self.validator.context(task)
-        gates = [g for g in self.validator.gates if g.name != "calibration"]
-        return await validate_task(task, lambda _: ctx, gates=gates)
+    async def _calibration_gate(self, task: Task, *, salt: str) -> tuple[GateResult, Calibration | None]:
+        if "calibration" in self.config.settings.skip:
+            return GateResult(name="calibration", status="skip", reason="skipped by settings"), None
+        if self.solver is None:
+            return GateResult(name="calibration", status="skip",
+                              reason="no solver configured: calibration needs one (gate 9)"), None
+        calibration = await calibrate(task, self.config.settings, lambda indices: self._rollouts(task, indices, salt),
+                                      salt=salt)
+        return calibration.gate, calibration
 
-    # -- pool review ------------------------------------------------------------------------
-    async def _review(self, r: int) -> None:
+    async def _rollouts(self, task: Task, indices: range, salt: str) -> list[TrialResult]:
+        """Solver rollouts of ``task`` as attempt jobs; rollout i samples from its own seed."""
+        assert self.solver is not None
+        ref = TaskRef.inline(task)
+        agent = AgentSpec(name="solver", solver=self.solver)
+        jobs = [AttemptJob(key=str(i), setup=self.setup, task=ref, agent=agent, seed=rollout_seed(task, i, salt))
+                for i in indices]
+        got: dict[int, TrialResult] = {}
+        async for result in self.executor.map(jobs):
+            value = result.value
+            got[int(result.key)] = value if result.ok and isinstance(value, TrialResult) else TrialResult(
+                task=task.name, agent="solver", status="error", error=f"rollout crashed: {result.error}")
+        return [got[i] for i in indices]
+
+    # -- pool review and training -----------------------------------------------------------
+    def _pool_keys(self, r: int) -> list[UnitRecord]:
+        """Units admitted before round ``r`` that are still in the pool."""
         left = {x.key for x in self.db.reviews() if x.round < r and x.verdict == "left"}
-        pool = [u for u in self.db.units() if u.outcome == "admitted" and u.round < r and u.key not in left]
+        return [u for u in self.db.units() if u.outcome == "admitted" and u.round < r and u.key not in left]
+
+    async def _review(self, r: int) -> None:
+        pool = [u for u in self._pool_keys(r) if not self.db.reviewed(r, u.key)]
         if pool:
             self.progress.status(f"round {r}: the solver reruns {len(pool)} pool task(s)")
-        gate = CalibrationGate()
-        for unit in pool:
-            if self.db.reviewed(r, unit.key):
-                continue
-            assert unit.task_name is not None
-            task = self._recorded_task(unit.key)
-            calibration = await gate.measure(task, self.validator.context(task), salt=f"review-{r}")
-            status = calibration.gate.status
-            verdict = "left" if status == "fail" else "stays" if status == "pass" else "unmeasured"
-            if verdict == "left":
-                self.suite.remove(unit.task_name)  # idempotent: False when a crash already removed it
-            rows = _rollout_rows(unit.key, f"review-{r}", r, unit.domain, unit.task_name, calibration)
-            self.db.record_review(ReviewRecord(round=r, key=unit.key, task_name=unit.task_name, mean=calibration.mean,
-                                               verdict=verdict, reason=calibration.gate.reason), rows)
+        await asyncio.gather(*(self._review_one(r, unit) for unit in pool))
+
+    async def _review_one(self, r: int, unit: UnitRecord) -> None:
+        assert unit.task_name is not None
+        task = self._recorded_task(unit.key)
+        gate, calibration = await self._calibration_gate(task, salt=f"review-{r}")
+        verdict = "left" if gate.status == "fail" else "stays" if gate.status == "pass" else "unmeasured"
+        if verdict == "left":
+            self.suite.remove(unit.task_name)  # idempotent: False when a crash already removed it
+        rows = _rollout_rows(unit.key, f"review-{r}", r, unit.domain, unit.task_name, calibration)
+        self.db.record_review(ReviewRecord(round=r, key=unit.key, task_name=unit.task_name,
+                                           mean=calibration.mean if calibration else None, verdict=verdict,
+                                           reason=gate.reason), rows)
+
+    def _solver_for(self, r: int) -> SolverSpec | None:
+        """Round ``r``'s solver: the one the last recorded training returned, else the initial one."""
+        if self.initial_solver is None:
+            return None
+        trained = [t for t in self.db.trainings() if t.round < r]
+        return trained[-1].solver if trained else self.initial_solver
+
+    async def _train(self, r: int) -> None:
+        """The trainer on the pool after round ``r``'s review and the round's rollouts; its solver spec
+        and metrics are recorded before the next round starts (a resumed run does not train again)."""
+        assert self.trainer is not None and self.solver is not None
+        if self.db.training(r) is not None:
+            return
+        self.progress.status(f"round {r}: training the solver ({self.config.trainer})")
+        pool = [self._recorded_task(u.key) for u in self._pool_keys(r + 1)]
+        result = await self.trainer.train(pool, self.db.rollouts(round=r), self.solver)
+        self.db.record_training(TrainingRecord(round=r, trainer=self.config.trainer or "", before=self.solver,
+                                               solver=result.solver, metrics=result.metrics))
 
 
 def outcome_of(proposal: Proposal, report: ValidationReport | None) -> str:

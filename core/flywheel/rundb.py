@@ -1,8 +1,8 @@
 """The run database: ``<out>/run.sqlite`` beside the suite, recording every finished unit of work.
 
 Tables: proposals, validations (the admission report of each proposal that reached the gates),
-rollouts (calibration and pool-review attempts), reviews, metrics (per round) and meta (the run's
-configuration). A unit is one proposal slot (propose, validate, calibrate, admit) or one pool review
+rollouts (calibration and pool-review attempts), reviews, trainings (the solver spec each round's
+training returned, with its metrics), metrics (per round) and meta (the run's configuration). A unit is one proposal slot (propose, validate, calibrate, admit) or one pool review
 of a task. A unit's rows are written in one transaction after its effects on the suite are made, so
 after a SIGKILL a unit is either recorded in full or not at all; an unrecorded unit is recomputed on
 ``--resume`` (deterministic from its key and seed), and the suite's keyed, idempotent ``add`` makes
@@ -23,6 +23,7 @@ from typing import Any, Iterator
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import UsageError
+from ..executors.jobs import SolverSpec
 from ..sandbox.base import make_tar
 from ..tasks import Task, read_task, render_config
 
@@ -51,6 +52,10 @@ CREATE TABLE IF NOT EXISTS reviews (
     verdict TEXT NOT NULL, reason TEXT, PRIMARY KEY (round, key)
 );
 CREATE TABLE IF NOT EXISTS metrics (round INTEGER PRIMARY KEY, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS trainings (
+    round INTEGER PRIMARY KEY, trainer TEXT NOT NULL,
+    before TEXT NOT NULL, solver TEXT NOT NULL, metrics TEXT NOT NULL   -- SolverSpec JSON, metrics JSON
+);
 """
 
 
@@ -107,6 +112,18 @@ class ReviewRecord(BaseModel):
     mean: float | None
     verdict: str  # "stays", "left" or "unmeasured"
     reason: str | None = None
+
+
+class TrainingRecord(BaseModel):
+    """One round's training: the solver spec it started from and the one it returned."""
+
+    model_config = ConfigDict(frozen=True)
+
+    round: int
+    trainer: str
+    before: SolverSpec
+    solver: SolverSpec
+    metrics: dict[str, float]
 
 
 def task_to_blob(task: Task) -> bytes:
@@ -230,6 +247,24 @@ class RunDB:
         sql = "SELECT * FROM reviews" + (" WHERE round = ?" if round is not None else "") + " ORDER BY round, key"
         return [ReviewRecord.model_validate(dict(row))
                 for row in self.db.execute(sql, () if round is None else (round,)).fetchall()]
+
+    # -- trainings --------------------------------------------------------------------------
+    def record_training(self, training: TrainingRecord) -> None:
+        with self.transaction() as db:
+            _insert(db, "trainings", {"round": training.round, "trainer": training.trainer,
+                                      "before": training.before.model_dump_json(),
+                                      "solver": training.solver.model_dump_json(),
+                                      "metrics": json.dumps(training.metrics)})
+
+    def trainings(self) -> list[TrainingRecord]:
+        rows = self.db.execute("SELECT * FROM trainings ORDER BY round").fetchall()
+        return [TrainingRecord(round=row["round"], trainer=row["trainer"],
+                               before=SolverSpec.model_validate_json(row["before"]),
+                               solver=SolverSpec.model_validate_json(row["solver"]),
+                               metrics=json.loads(row["metrics"])) for row in rows]
+
+    def training(self, round: int) -> TrainingRecord | None:
+        return next((t for t in self.trainings() if t.round == round), None)
 
     # -- metrics ----------------------------------------------------------------------------
     def set_metrics(self, round: int, data: dict[str, Any]) -> None:

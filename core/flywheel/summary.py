@@ -75,5 +75,9 @@ def round_summary(db: RunDB, round: int) -> RoundSummary:
                      ("admitted", "failed_calibration", "failed_validation", "refused", "infrastructure")},
         "domains": {d: sum(1 for u in units if u.domain == d) for d in sorted({u.domain for u in units})},
     }
+    training = db.training(round)
+    if training is not None:
+        data["training"] = {"trainer": training.trainer, "solver_model": training.solver.model,
+                            "metrics": training.metrics}
     return RoundSummary(round=round, proposals=len(units), admitted=data["outcomes"]["admitted"], left_pool=left,
                         pool_size=pool_size_after(db, round), valid_rate=m.valid_environment_rate(outs), metrics=data)

@@ -8,11 +8,27 @@ reason. Exceptions a gate does raise are infrastructure errors and turn the verd
 from __future__ import annotations
 
 import abc
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..tasks import Task
+
+if TYPE_CHECKING:
+    from ..agents.base import Agent
+    from ..runtime.trial import TrialRunner
+    from ..sandbox.base import SandboxBackend
+    from ..sandbox.select import BackendCatalog
+
+GateStatus = Literal["pass", "fail", "error", "timeout", "skip"]
+Verdict = Literal["valid", "invalid", "error", "timeout"]
+
+
+class Finding(NamedTuple):
+    """One static finding: a "problem" fails the gate, a "warning" is recorded and the gate passes."""
+
+    text: str
+    level: Literal["problem", "warning"] = "problem"
 
 
 class Evidence(BaseModel):
@@ -31,7 +47,7 @@ class GateResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     name: str
-    status: str
+    status: GateStatus
     reason: str = ""
     seconds: float = 0.0
     evidence: list[Evidence] = Field(default_factory=list)
@@ -49,7 +65,7 @@ class ValidationReport(BaseModel):
 
     task: str  # the path or name given
     name: str
-    status: str
+    status: Verdict
     reason: str
     gates: list[GateResult] = Field(default_factory=list)
     seconds: float = 0.0
@@ -76,17 +92,21 @@ class GateContext:
     suite's existing tasks (for near-duplicate checks) and a scratch dict for results that later
     gates reuse (e.g. the build). ``backend_name`` says which backend the task is meant for even when
     no backend was started (a lint-only run): the backend's own name, else the one given, else
-    DEFAULT_BACKEND."""
+    DEFAULT_BACKEND. ``catalog``: the registered backends' capabilities here, against which lint
+    matches the task's requirements (None: lint builds one from the installed plugins)."""
 
-    def __init__(self, *, backend: Any, runner: Any, settings: "GateSettings", suite_tasks: list[Task] | None = None,
-                 held_out: list[str] | None = None, solver: Any = None, backend_name: str | None = None) -> None:
+    def __init__(self, *, backend: SandboxBackend | None, runner: TrialRunner | None, settings: GateSettings,
+                 suite_tasks: list[Task] | None = None, held_out: list[str] | None = None, solver: Agent | None = None,
+                 backend_name: str | None = None, catalog: BackendCatalog | None = None) -> None:
         self.backend = backend
-        self.backend_name: str = getattr(backend, "name", None) or backend_name or DEFAULT_BACKEND
+        self.backend_name: str = (backend.name if backend is not None else None) or backend_name or DEFAULT_BACKEND
         self.runner = runner
         self.settings = settings
         self.suite_tasks = suite_tasks or []
         self.held_out = held_out or []
         self.solver = solver
+        self.catalog = catalog
+        # Free-form per-task results later gates reuse (the prepared environment, oracle runs, ...).
         self.scratch: dict[str, Any] = {}
 
 
@@ -110,13 +130,22 @@ class Gate(abc.ABC):
     """One admission check. ``order``: lower runs first (lint 10, build 20, oracle 30, null 40,
     reset 50, flaky 60, decontamination 70, near-duplicate 80, calibration 90)."""
 
-    name: ClassVar[str]
+    name: ClassVar[str]  # the gate's id: reports, --skip and code that singles out a gate use it
     order: ClassVar[int] = 100
     needs_sandbox: ClassVar[bool] = False
+    needs_solver: ClassVar[bool] = False  # runs only when a solver is given (calibration)
+    #: the domain whose tasks this gate checks ([metadata.autoenvscaling] domain); None: every task.
+    #: A domain plugin's own lints declare it, so they never judge another domain's tasks.
+    domain: ClassVar[str | None] = None
+
+    def applies_to(self, task: Task) -> bool:
+        """Whether this gate judges ``task``: core gates judge all, a domain's gates its own tasks."""
+        return self.domain is None or task.provenance.domain == self.domain
 
     @abc.abstractmethod
     async def check(self, task: Task, ctx: GateContext) -> GateResult:
         """Check ``task``; return pass/fail with evidence."""
 
-    def result(self, status: str, reason: str = "", *, seconds: float = 0.0, evidence: list[Evidence] | None = None) -> GateResult:
+    def result(self, status: GateStatus, reason: str = "", *, seconds: float = 0.0,
+               evidence: list[Evidence] | None = None) -> GateResult:
         return GateResult(name=self.name, status=status, reason=reason, seconds=seconds, evidence=evidence or [])

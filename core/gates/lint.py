@@ -10,7 +10,10 @@ Every finding is reported at once, so one round of fixes suffices: all of them i
 one-line reason that lists as many as fit. A finding is a "problem" (the gate fails) or a "warning"
 (recorded, the gate passes): an unknown base image is a problem on bwrap, which builds from local
 base roots, and only a warning on docker, whose engine may have it (it maps only what it lacks); a
-base that is stood in for (Ubuntu by Debian) is a warning that says what was substituted.
+base that is stood in for (Ubuntu by Debian) is a warning that says what was substituted. What the
+task asks of the sandbox (GPUs, compose services, a browser, the internet, memory and disk) is matched
+against the backend's capabilities on this machine (gates/requirements.py): what it cannot honour is
+a problem naming a backend that can, what the policy clamps or denies is a warning.
 """
 
 from __future__ import annotations
@@ -18,14 +21,17 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from typing import NamedTuple
+from functools import lru_cache
 
+from ..agents.tools import task_tool_problems
 from ..errors import BuildError
 from ..sandbox.compose import compose_file, load_compose
 from ..sandbox.dockerfile import Context, Instruction, parse_dockerfile, words
 from ..sandbox.rootfs import resolve_base
+from ..sandbox.select import BackendCatalog
 from ..tasks import StepConfig, Task
-from .base import DEFAULT_BACKEND, Evidence, Gate, GateContext, GateResult
+from .base import DEFAULT_BACKEND, Evidence, Finding, Gate, GateContext, GateResult
+from .requirements import requirement_findings
 
 REWARD_MARKERS = ("reward.txt", "reward.json", "/logs/verifier")
 # A path the solution must never touch: /tests (the verifier) and /logs/verifier (the reward).
@@ -39,11 +45,6 @@ REASON_CHARS = 300  # the one-line reason lists findings up to about this length
 LOCAL_BASES = ("bwrap",)  # backends that build FROM a local base root instead of pulling the image
 
 
-class Finding(NamedTuple):
-    text: str
-    level: str = "problem"  # "problem": the gate fails; "warning": recorded only
-
-
 class LintGate(Gate):
     """Schema, required files, COPY sources, base image, no verifier or solution in the image, no
     cheating solution, a reward file: every finding at once."""
@@ -53,7 +54,7 @@ class LintGate(Gate):
 
     async def check(self, task: Task, ctx: GateContext) -> GateResult:
         start = time.monotonic()
-        findings = lint_findings(task, backend=ctx.backend_name)
+        findings = lint_findings(task, backend=ctx.backend_name, catalog=ctx.catalog)
         problems = [f.text for f in findings if f.level == "problem"]
         warnings = [f.text for f in findings if f.level == "warning"]
         evidence = [Evidence(command=f"static lint (backend {ctx.backend_name})",
@@ -82,17 +83,31 @@ def summarise(items: list[str], noun: str, limit: int = REASON_CHARS) -> str:
     return line
 
 
-def lint_findings(task: Task, *, backend: str | None = None) -> list[Finding]:
-    """Every static finding for ``task`` built on ``backend`` (default: the default backend)."""
+def lint_findings(task: Task, *, backend: str | None = None, catalog: BackendCatalog | None = None) -> list[Finding]:
+    """Every static finding for ``task`` built on ``backend`` (default: the default backend), its
+    requirements judged against ``catalog`` (default: the installed plugins' backends)."""
+    backend = backend or DEFAULT_BACKEND
+    catalog = catalog or default_catalog()
+    caps = catalog.capabilities(backend)
     findings = [Finding(p) for p in (_schema_problems(task) + _required_files(task))]
-    findings += _dockerfile_findings(task, backend or DEFAULT_BACKEND)
+    findings += _dockerfile_findings(task, backend, compose=caps is None or caps.compose)
+    findings += requirement_findings(task, backend, catalog)
+    findings += [Finding(p) for p in task_tool_problems(task, catalog.host.tools.names())]  # [agent] tools
     findings += [Finding(p) for p in (_image_leaks(task) + _solution_problems(task) + _reward_problems(task))]
     return findings
 
 
-def lint_task(task: Task, *, backend: str | None = None) -> list[str]:
+def lint_task(task: Task, *, backend: str | None = None, catalog: BackendCatalog | None = None) -> list[str]:
     """Every static problem of ``task``, one line each (empty when it is clean); warnings left out."""
-    return [f.text for f in lint_findings(task, backend=backend) if f.level == "problem"]
+    return [f.text for f in lint_findings(task, backend=backend, catalog=catalog) if f.level == "problem"]
+
+
+@lru_cache(maxsize=1)
+def default_catalog() -> BackendCatalog:
+    """The installed plugins' backends under the default policy, for lint calls that bring none."""
+    from ..plugins import create_host
+
+    return BackendCatalog(create_host())
 
 
 def _schema_problems(task: Task) -> list[str]:
@@ -182,10 +197,11 @@ def _outside_context(source: str) -> bool:
     return ".." in [p for p in source.replace("\\", "/").split("/") if p not in ("", ".")]
 
 
-def _dockerfile_findings(task: Task, backend: str) -> list[Finding]:
-    """The Dockerfile's base images and COPY/ADD sources, as the builder will see them."""
+def _dockerfile_findings(task: Task, backend: str, *, compose: bool) -> list[Finding]:
+    """The Dockerfile's base images and COPY/ADD sources, as the builder will see them; a compose
+    file's services when ``backend`` runs compose (whether it does is a requirement, judged apart)."""
     if compose_file(task) is not None:
-        return _compose_findings(task, backend)
+        return _compose_findings(task) if compose else []
     text = task.dockerfile
     if text is None:
         image = task.config.environment.docker_image
@@ -237,12 +253,9 @@ def _from_findings(inst: Instruction, variables: dict[str, str], stages: set[str
     return _base_findings(tokens[0], backend)
 
 
-def _compose_findings(task: Task, backend: str) -> list[Finding]:
-    """A compose environment runs on the docker backend only; there, what it asks for must be
-    something we can honour (the same checks the backend makes before it builds anything)."""
-    if backend == "bwrap":
-        return [Finding(f"environment/{compose_file(task)}: multi-container (compose) environments run on "
-                        "the docker backend (use --backend docker)")]
+def _compose_findings(task: Task) -> list[Finding]:
+    """What a compose environment asks for must be something we can honour (the same checks the
+    backend makes before it builds anything)."""
     try:
         load_compose(task)
     except BuildError as exc:

@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from ..agents.builtin import NopAgent, OracleAgent
-from ..errors import BuildError
+from ..errors import BuildError, BuildTimeout
 from ..runtime.trial import NO_SOLUTION, OUTPUT_TAIL, TrialResult, trial_cause
 from ..tasks import Task
 from .base import Evidence, Gate, GateContext, GateResult
@@ -51,7 +51,7 @@ class BuildGate(Gate):
         except BuildError as exc:
             # str(exc) keeps every line (the build's output tail); exc.message is only the first.
             tail = str(exc)[-2000:] + (f"\nhint: {exc.hint}" if exc.hint else "")
-            if "timed out" in exc.message:
+            if isinstance(exc, BuildTimeout):
                 return self.result("timeout", f"the environment did not build within {limit:g}s",
                                    seconds=time.monotonic() - start,
                                    evidence=[timed_out.model_copy(update={"output_tail": tail})])

@@ -15,20 +15,24 @@ import os
 import time
 import traceback
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Iterable
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Iterable
 
 from ..errors import AESError, TaskFormatError, UsageError
-from ..executors.base import Executor, Job, LocalExecutor
+from ..executors.base import Executor, LocalExecutor
+from ..sandbox.select import BackendCatalog
 from ..tasks import Task
 from ..tasks.harbor import is_task_dir, read_task
-from .base import Gate, GateContext, GateResult, GateSettings, ValidationReport
+from .base import Gate, GateContext, GateResult, GateSettings, ValidationReport, Verdict
+
+if TYPE_CHECKING:
+    from ..plugins.host import PluginHost
 
 ContextFactory = Callable[[Task], GateContext]
 # Verdict for the first gate status that is not a pass.
-_VERDICT = {"fail": "invalid", "timeout": "timeout", "error": "error"}
+_VERDICT: dict[str, Verdict] = {"fail": "invalid", "timeout": "timeout", "error": "error"}
 
 
-def load_gates(host: Any) -> list[Gate]:
+def load_gates(host: PluginHost) -> list[Gate]:
     """The registered gates, instantiated and in order (skipped ones included: they are reported)."""
     gates = [host.gates.get(name)() for name in host.gates.names()]
     return sorted(gates, key=lambda g: (g.order, g.name))
@@ -36,7 +40,7 @@ def load_gates(host: Any) -> list[Gate]:
 
 def needs_sandbox(gates: Iterable[Gate], settings: GateSettings, *, solver: Any = None) -> bool:
     """Whether any gate that will run needs a sandbox (calibration runs only with a solver)."""
-    return any(g.needs_sandbox and g.name not in settings.skip and (solver is not None or g.name != "calibration")
+    return any(g.needs_sandbox and g.name not in settings.skip and (solver is not None or not g.needs_solver)
                for g in gates)
 
 
@@ -94,12 +98,16 @@ async def validate_task(task_or_path: Task | str | os.PathLike[str], ctx_factory
     return report
 
 
-async def _run_gates(task: Task, ctx: GateContext, gates: list[Gate]) -> tuple[str, str, list[GateResult]]:
+async def _run_gates(task: Task, ctx: GateContext, gates: list[Gate]) -> tuple[Verdict, str, list[GateResult]]:
     """Gates in order until the first that does not pass: (verdict, one-line reason, results)."""
     results: list[GateResult] = []
     for gate in gates:
         if gate.name in ctx.settings.skip:
             results.append(gate.result("skip", "skipped by settings"))
+            continue
+        if not gate.applies_to(task):  # another domain's own gate
+            results.append(gate.result("skip", f"a gate of domain {gate.domain}; this task's domain is "
+                                               f"{task.provenance.domain or 'not set'}"))
             continue
         result = await run_gate(gate, task, ctx)
         results.append(result)
@@ -114,9 +122,12 @@ class Validator:
 
     def __init__(self, *, host: Any, backend: Any = None, settings: GateSettings | None = None,
                  suite_tasks: list[Task] | None = None, held_out: list[str] | None = None,
-                 solver: Any = None, runner: Any = None, backend_name: str | None = None) -> None:
+                 solver: Any = None, runner: Any = None, backend_name: str | None = None,
+                 catalog: BackendCatalog | None = None) -> None:
         self.host = host
         self.backend_name = backend_name  # which backend lint judges for when none is attached
+        # What each registered backend honours here, for lint's requirement checks (built on first use).
+        self.catalog = catalog or BackendCatalog(host)
         self.settings = settings or GateSettings()
         unknown = sorted(set(self.settings.skip) - set(host.gates.names()))
         if unknown:
@@ -140,8 +151,9 @@ class Validator:
         if runner is None and self.needs_sandbox:
             from ..runtime.trial import TrialRunner
 
-            runner = TrialRunner(backend)
+            runner = TrialRunner(backend, host=self.host)
         self.backend, self.runner = backend, runner
+        self.catalog.attach(backend)
 
     def context(self, task: Task) -> GateContext:
         if self.backend is None and self.needs_sandbox:
@@ -149,7 +161,7 @@ class Validator:
                              hint="pass backend=make_backend('bwrap'), or skip those gates")
         return GateContext(backend=self.backend, runner=self.runner, settings=self.settings,
                            suite_tasks=self.suite_tasks, held_out=self.held_out, solver=self.solver,
-                           backend_name=self.backend_name)
+                           backend_name=self.backend_name, catalog=self.catalog)
 
     async def validate(self, task_or_path: Task | str | os.PathLike[str], label: str | None = None) -> ValidationReport:
         return await validate_task(task_or_path, self.context, gates=self.gates, host=self.host, label=label)
@@ -162,7 +174,12 @@ async def validate_many(paths_or_tasks: Iterable[Task | str | os.PathLike[str]],
                         validator: Validator | None = None) -> AsyncIterator[ValidationReport]:
     """Validate a batch concurrently; yield reports as they finish (each with its input's label).
 
-    A job that crashes (a bug) still yields a report, status "error", so a batch always completes."""
+    Each task becomes a ``ValidateJob`` (paths travel as absolute paths, in-memory tasks inline)
+    that the executor's workers run with the validator's plugins, settings and backend by name;
+    every report is announced here, on the driver. A job that crashes (a bug, a dead worker) still
+    yields a report, status "error", so a batch always completes."""
+    from ..executors.jobs import TaskRef, ValidateJob, WorkerSetup
+
     if validator is None:
         if host is None:
             from ..plugins import create_host
@@ -174,12 +191,22 @@ async def validate_many(paths_or_tasks: Iterable[Task | str | os.PathLike[str]],
         # Every task would fail the same way: that is a usage error, not a batch of reports.
         raise UsageError("the build/oracle/null/reset/flaky gates need a sandbox backend",
                          hint="pass backend=make_backend('bwrap'), or skip those gates")
+    if validator.solver is not None:
+        raise UsageError("validate_many runs gates 1-8 in worker processes and takes no live solver",
+                         hint="calibrate through the flywheel (it sends solver rollouts as jobs)")
     executor = executor or LocalExecutor(concurrency=2)
+    setup = WorkerSetup.of(validator.host, validator.backend)
+    if validator.backend is None:  # lint judges requirements under the command line's policy
+        setup = setup.model_copy(update={"policy": validator.catalog.policy})
+    suite = tuple(TaskRef.inline(t) for t in validator.suite_tasks)
     items = list(paths_or_tasks)
     labels = [item.source or item.name if isinstance(item, Task) else str(item) for item in items]
-    jobs = [Job(key=i, fn=validator.validate, args=(item, labels[i])) for i, item in enumerate(items)]
+    jobs = [ValidateJob(key=str(i), setup=setup, task=TaskRef.inline(item) if isinstance(item, Task) else TaskRef.at(item),
+                        label=labels[i], settings=validator.settings, gates=tuple(g.name for g in validator.gates),
+                        suite=suite, held_out=tuple(validator.held_out), backend_name=validator.backend_name)
+            for i, item in enumerate(items)]
     async for job_result in executor.map(jobs):
-        if job_result.ok:
+        if job_result.ok and isinstance(job_result.value, ValidationReport):
             report = job_result.value
         else:
             i = int(job_result.key)
@@ -187,7 +214,7 @@ async def validate_many(paths_or_tasks: Iterable[Task | str | os.PathLike[str]],
             name = item.name if isinstance(item, Task) else Path(item).name
             report = ValidationReport(task=labels[i], name=name, status="error",
                                       reason=f"validation crashed: {job_result.error}")
-            validator.host.announce_task_validated(report)
+        validator.host.announce_task_validated(report)
         if progress is not None:
             progress(report)
         yield report

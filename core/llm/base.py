@@ -146,6 +146,16 @@ class LLMBackend(abc.ABC):
         self.model = model
         self.usage = UsageTotals()
 
+    @classmethod
+    def from_target(cls, model: str | None, base_url: str | None) -> LLMBackend:
+        """The backend for a model named on the command line (``--llm``/``--base-url`` and the
+        per-role options of ``autoenvscaling run``), which picks the class through the host's LLM
+        backend registry. A backend that can be built from those two overrides this."""
+        from ..errors import UsageError
+
+        raise UsageError(f"the {cls.name} LLM backend cannot be built from a model name and a base URL",
+                         hint="use --llm-backend openai (with --base-url) or transformers")
+
     @abc.abstractmethod
     async def chat(
         self,

@@ -38,6 +38,13 @@ class TransformersBackend(LLMBackend):
 
     name = "transformers"
 
+    @classmethod
+    def from_target(cls, model: str | None, base_url: str | None) -> TransformersBackend:
+        if base_url:
+            raise LLMConfigError(f"the transformers LLM backend runs the model here; it takes no base URL ({base_url})",
+                                 hint="drop the base URL, or use --llm-backend openai for a served model")
+        return cls(model or EMBEDDED)
+
     def __init__(
         self,
         model_path_or_name: str | Path = EMBEDDED,

@@ -104,6 +104,13 @@ class OpenAIBackend(LLMBackend):
 
     name = "openai"
 
+    @classmethod
+    def from_target(cls, model: str | None, base_url: str | None) -> OpenAIBackend:
+        if not base_url:
+            raise LLMConfigError("the openai LLM backend needs the server's base URL",
+                                 hint="pass --base-url URL (or the role's --solver-base-url / --proposer-base-url)")
+        return cls(base_url, None, model or "default")
+
     def __init__(
         self,
         base_url: str,

@@ -18,12 +18,20 @@ def autoenvscaling_register_sandbox_backends(registrar):  # noqa: ANN001 - hook 
 def autoenvscaling_register_agents(registrar):  # noqa: ANN001
     registrar.add("oracle", "autoenvscaling.agents.builtin:OracleAgent", description="runs solution/solve.sh")
     registrar.add("nop", "autoenvscaling.agents.builtin:NopAgent", description="does nothing")
-    registrar.add("solver", "autoenvscaling.agents.solver:SolverAgent", description="LLM terminal agent (bash + finish)")
+    registrar.add("solver", "autoenvscaling.agents.solver:SolverAgent", description="LLM terminal agent (bash, finish and the task's [agent] tools)")
+
+
+@hookimpl
+def autoenvscaling_register_tools(registrar):  # noqa: ANN001
+    registrar.add("bash", "autoenvscaling.agents.tools:BashTool", description="run a shell command in the sandbox")
 
 
 @hookimpl
 def autoenvscaling_register_executors(registrar):  # noqa: ANN001
-    registrar.add("local", "autoenvscaling.executors.base:LocalExecutor", description="asyncio pool in this process")
+    registrar.add("local", "autoenvscaling.executors.base:LocalExecutor",
+                  description="worker processes on this machine (--jobs N)")
+    registrar.add("ray", "autoenvscaling.executors.ray_executor:RayExecutor", extra="ray",
+                  description="Ray tasks on a cluster (--ray-address) or a local Ray instance")
 
 
 @hookimpl
@@ -68,3 +76,18 @@ def autoenvscaling_register_llm_backends(registrar):  # noqa: ANN001
                   description="any OpenAI-compatible server (vLLM, SGLang, Ollama, hosted APIs)")
     registrar.add("transformers", "autoenvscaling.llm.local_backend:TransformersBackend", extra="local",
                   description="a local Hugging Face causal LM (default: embedded SmolLM2-135M-Instruct)")
+
+
+@hookimpl
+def autoenvscaling_register_prerequisites(registrar):  # noqa: ANN001
+    # Next to the backends that need them; the doctor reports whatever plugins register.
+    registrar.add("bubblewrap", "autoenvscaling.sandbox.prerequisites:Bubblewrap")
+    registrar.add("docker-engine", "autoenvscaling.sandbox.prerequisites:DockerEngine")
+    registrar.add("nvidia-gpu", "autoenvscaling.sandbox.prerequisites:NvidiaGpu")
+    registrar.add("ray", "autoenvscaling.executors.ray_executor:RayPrerequisite")
+
+
+@hookimpl
+def autoenvscaling_register_verifier_runtimes(registrar):  # noqa: ANN001
+    registrar.add("offline", "autoenvscaling.runtime.verifier_runtime:OfflineRuntime",
+                  description="shims for apt-get, curl and uv/uvx, and provisioned wheels, for offline verifiers")

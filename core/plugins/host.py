@@ -10,13 +10,31 @@ import os
 import warnings
 from dataclasses import dataclass, field
 from importlib import metadata
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 import pluggy
 
 from ..errors import PluginError
 from . import hookspecs
 from .registry import Registry
+
+if TYPE_CHECKING:
+    import click
+    from pluggy import HookImpl
+
+    from ..agents.base import Agent
+    from ..agents.tools import Tool
+    from ..domains.base import Domain
+    from ..executors.base import Executor
+    from ..flywheel.summary import RoundSummary
+    from ..gates.base import Gate, ValidationReport
+    from ..llm.base import LLMBackend
+    from ..proposers.base import Proposer
+    from ..runtime.verifier_runtime import VerifierRuntime
+    from ..sandbox.base import SandboxBackend
+    from ..suite.formats import TaskFormat
+    from ..trainers.base import Trainer
+    from .prerequisites import Prerequisite
 
 ENTRY_POINT_GROUP = "autoenvscaling"
 ENV_ALLOW = "AUTOENVSCALING_LOAD_PLUGINS"
@@ -70,13 +88,15 @@ class PluginHost:
         self.strict = strict
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
-        self.registries: dict[str, Registry[Any]] = {k: Registry(k, base) for k, (_, base) in KINDS.items()}
+        # Keyed by kind name, so the element type is only known per kind: the typed properties below
+        # say which (``host.domains`` is a Registry[Domain]).
+        self.registries: dict[str, Registry[object]] = {k: Registry(k, base) for k, (_, base) in KINDS.items()}
         self.problems: list[LoadProblem] = []
         self._infos: dict[str, PluginInfo] = {}
         self._collected = False
 
     # -- loading ----------------------------------------------------------------------------
-    def register(self, plugin: Any, name: str | None = None, *, distribution: str | None = None,
+    def register(self, plugin: object, name: str | None = None, *, distribution: str | None = None,
                  version: str | None = None, builtin: bool = False) -> str:
         """Register a plugin object or module in-process (tests, notebooks)."""
         if self._collected:
@@ -176,63 +196,65 @@ class PluginHost:
                       PluginWarning, stacklevel=2)
 
     # -- lookups ----------------------------------------------------------------------------
-    def registry(self, kind: str) -> Registry[Any]:
+    def registry(self, kind: str) -> Registry[object]:
+        """The registry of ``kind`` (a key of KINDS), registrations collected. Prefer the typed
+        properties (``host.gates``), which know the kind's base class."""
         self.collect()
         return self.registries[kind]
 
     @property
-    def domains(self) -> Registry[Any]:
-        return self.registry("domain")
+    def domains(self) -> Registry[Domain]:
+        return cast("Registry[Domain]", self.registry("domain"))
 
     @property
-    def sandbox_backends(self) -> Registry[Any]:
-        return self.registry("sandbox backend")
+    def sandbox_backends(self) -> Registry[SandboxBackend]:
+        return cast("Registry[SandboxBackend]", self.registry("sandbox backend"))
 
     @property
-    def agents(self) -> Registry[Any]:
-        return self.registry("agent")
+    def agents(self) -> Registry[Agent]:
+        return cast("Registry[Agent]", self.registry("agent"))
 
     @property
-    def llm_backends(self) -> Registry[Any]:
-        return self.registry("llm backend")
+    def llm_backends(self) -> Registry[LLMBackend]:
+        return cast("Registry[LLMBackend]", self.registry("llm backend"))
 
     @property
-    def formats(self) -> Registry[Any]:
-        return self.registry("format")
+    def formats(self) -> Registry[TaskFormat]:
+        return cast("Registry[TaskFormat]", self.registry("format"))
 
     @property
-    def gates(self) -> Registry[Any]:
-        return self.registry("gate")
+    def gates(self) -> Registry[Gate]:
+        return cast("Registry[Gate]", self.registry("gate"))
 
     @property
-    def proposers(self) -> Registry[Any]:
-        return self.registry("proposer")
+    def proposers(self) -> Registry[Proposer]:
+        return cast("Registry[Proposer]", self.registry("proposer"))
 
     @property
-    def executors(self) -> Registry[Any]:
-        return self.registry("executor")
+    def executors(self) -> Registry[Executor]:
+        return cast("Registry[Executor]", self.registry("executor"))
 
     @property
-    def tools(self) -> Registry[Any]:
-        return self.registry("tool")
+    def tools(self) -> Registry[Tool]:
+        return cast("Registry[Tool]", self.registry("tool"))
 
     @property
-    def verifier_runtimes(self) -> Registry[Any]:
-        return self.registry("verifier runtime")
+    def verifier_runtimes(self) -> Registry[VerifierRuntime]:
+        return cast("Registry[VerifierRuntime]", self.registry("verifier runtime"))
 
     @property
-    def trainers(self) -> Registry[Any]:
-        return self.registry("trainer")
+    def trainers(self) -> Registry[Trainer]:
+        return cast("Registry[Trainer]", self.registry("trainer"))
 
     @property
-    def prerequisites(self) -> Registry[Any]:
-        return self.registry("prerequisite")
+    def prerequisites(self) -> Registry[Prerequisite]:
+        return cast("Registry[Prerequisite]", self.registry("prerequisite"))
 
     def plugins(self) -> list[PluginInfo]:
         self.collect()
         return [self._infos[n] for n in sorted(self._infos)]
 
-    def register_commands(self, cli: Any) -> None:
+    def register_commands(self, cli: click.Group) -> None:
         """Let every plugin add its commands to the click group ``cli``. A plugin whose hook raises
         is skipped with a warning (strict: PluginError), so it cannot take the whole CLI down."""
         for impl in self.pm.hook.autoenvscaling_register_commands.get_hookimpls():
@@ -247,13 +269,13 @@ class PluginHost:
                               f"autoenvscaling_register_commands raised {type(exc).__name__}: {exc}")
 
     # -- events -----------------------------------------------------------------------------
-    def announce_task_validated(self, report: Any) -> None:
+    def announce_task_validated(self, report: ValidationReport) -> None:
         self._announce("autoenvscaling_task_validated", report=report)
 
-    def announce_round_ended(self, summary: Any) -> None:
+    def announce_round_ended(self, summary: RoundSummary) -> None:
         self._announce("autoenvscaling_round_ended", summary=summary)
 
-    def _announce(self, hook_name: str, **kwargs: Any) -> None:
+    def _announce(self, hook_name: str, **kwargs: object) -> None:
         for impl in getattr(self.pm.hook, hook_name).get_hookimpls():
             try:
                 _call(impl, **kwargs)
@@ -264,7 +286,7 @@ class PluginHost:
                               PluginWarning, stacklevel=2)
 
 
-def create_host(*, strict: bool | None = None, entrypoints: bool = True, plugins: list[Any] | None = None) -> PluginHost:
+def create_host(*, strict: bool | None = None, entrypoints: bool = True, plugins: list[object] | None = None) -> PluginHost:
     """A ready host: built-ins, installed plugins (unless ``entrypoints=False``), extra in-process
     ``plugins``, pending hooks checked. ``strict`` defaults to the AUTOENVSCALING_STRICT_PLUGINS env var."""
     if strict is None:
@@ -279,7 +301,7 @@ def create_host(*, strict: bool | None = None, entrypoints: bool = True, plugins
     return host
 
 
-def _call(impl: Any, **kwargs: Any) -> Any:
+def _call(impl: HookImpl, **kwargs: object) -> object:
     """Call one hook implementation with the arguments it declares (pluggy lets an implementation
     take a subset of the spec's arguments, so newer optional arguments never break old plugins)."""
     return impl.function(*[kwargs[name] for name in impl.argnames])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import re
 from dataclasses import dataclass, field
-from typing import Any, Generic, Iterator, TypeVar
+from typing import Generic, Iterator, TypeVar, cast
 
 from ..errors import PluginError
 
@@ -23,11 +23,11 @@ _NAME = re.compile(r"^[a-z][a-z0-9_.-]{0,62}$")
 @dataclass
 class Entry(Generic[T]):
     name: str
-    target: Any  # the object, or an import path "pkg.mod:Name"
+    target: type[T] | str  # the class, or an import path "pkg.mod:Name"
     plugin: str
     extra: str | None = None
     description: str = ""
-    _resolved: Any = field(default=None, repr=False)
+    _resolved: type[T] | None = field(default=None, repr=False)
 
     @property
     def import_path(self) -> str:
@@ -35,7 +35,8 @@ class Entry(Generic[T]):
             return self.target
         return f"{self.target.__module__}:{getattr(self.target, '__qualname__', self.target)}"
 
-    def load(self) -> Any:
+    def load(self) -> type[T]:
+        """The class: the target itself, or the object its import path names (imported once)."""
         if self._resolved is not None:
             return self._resolved
         if not isinstance(self.target, str):
@@ -49,13 +50,14 @@ class Entry(Generic[T]):
             raise PluginError(
                 f"{self.name!r} (from plugin {self.plugin}) needs a missing module: {exc.name or exc}", hint=hint
             ) from None
-        obj: Any = module
+        obj: object = module
         for part in attr.split("."):
             obj = getattr(obj, part, None)
             if obj is None:
                 raise PluginError(f"{self.name!r} (from plugin {self.plugin}): {self.target} does not exist")
-        self._resolved = obj
-        return obj
+        # Checked against the kind's base class by Registry.get; here it is whatever the path names.
+        self._resolved = cast("type[T]", obj)
+        return self._resolved
 
 
 class Registry(Generic[T]):
@@ -67,11 +69,11 @@ class Registry(Generic[T]):
         self._entries: dict[str, Entry[T]] = {}
 
     @property
-    def base(self) -> type | None:
+    def base(self) -> type[T] | None:
         if self._base_path is None:
             return None
         module, _, attr = self._base_path.partition(":")
-        return getattr(importlib.import_module(module), attr)
+        return cast("type[T]", getattr(importlib.import_module(module), attr))
 
     def registrar(self, plugin: str) -> "Registrar[T]":
         return Registrar(self, plugin)
@@ -105,7 +107,7 @@ class Registry(Generic[T]):
     def restore(self, snapshot: dict[str, Entry[T]]) -> None:
         self._entries = dict(snapshot)
 
-    def get(self, name: str) -> T:
+    def get(self, name: str) -> type[T]:
         """The registered class (imported on first use)."""
         entry = self.entry(name)
         obj = entry.load()
@@ -145,7 +147,8 @@ class Registrar(Generic[T]):
         self.plugin = plugin
         self.kind = registry.kind
 
-    def add(self, name: str, target: Any, *, extra: str | None = None, description: str = "") -> None:
+    def add(self, name: str, target: type[T] | str, *, extra: str | None = None, description: str = "") -> None:
+        """Register ``target`` (a class of this kind, or its "pkg.mod:Class" path) as ``name``."""
         if not description and not isinstance(target, str):
             doc = (getattr(target, "__doc__", None) or "").strip()
             description = doc.splitlines()[0] if doc else ""

@@ -19,20 +19,18 @@ from pathlib import Path
 from typing import Any
 
 from ..agents.base import AgentLimits
-from ..agents.solver import ExtraTool, SolverAgent, prompt_text
+from ..agents.solver import SolverAgent, prompt_text
+from ..agents.tools import Arguments, BashTool, Tool, ToolContext, ToolOutcome
 from ..domains.base import Domain
 from ..errors import AESError, TaskFormatError
 from ..gates.base import ValidationReport
-from ..llm.base import ToolSpec
+from ..sandbox.base import Sandbox
 from ..tasks import Task, read_task
-from .base import Proposal, Proposer
+from .base import Checker, Proposal, Proposer
 from .prompt import PROMPTS, describe_report, guide_and_contract, worked_example
 
 WORKSPACE = "/workspace"
 TASK_DIR = f"{WORKSPACE}/task"
-CHECK_TOOL = ToolSpec(name="check", description=(
-    "Run the admission checks on the task directory as it is now; returns the verdict and the evidence "
-    "of every failing check."))
 # The workspace is a plain Debian root: the agent needs a shell, coreutils and python3, nothing more.
 _WORKSPACE_TASK = Task.create("agentic-workspace", {"version": "1.0", "task": {"name": "agentic-workspace"}},
                               None, {"environment/Dockerfile": f"FROM debian:bookworm-slim\nWORKDIR {WORKSPACE}\n"})
@@ -45,7 +43,7 @@ def skeleton() -> dict[str, tuple[bytes, bool]]:
                 for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-async def read_back(sandbox: Any) -> Task:
+async def read_back(sandbox: Sandbox) -> Task:
     """The task directory out of the sandbox, parsed like any task on disk (symlinks refused)."""
     data = await sandbox.get_archive(TASK_DIR)
     with tempfile.TemporaryDirectory(prefix="aes-agentic-") as tmp:
@@ -57,6 +55,41 @@ async def read_back(sandbox: Any) -> Task:
             tar.extractall(tmp, filter="data")
         root = Path(tmp) / Path(TASK_DIR).name
         return read_task(root)
+
+
+class CheckTool(Tool):
+    """The agent's ``check``: the task directory is copied out of the workspace sandbox and judged
+    here by ``checker`` (the admission gates), out of the agent's reach. It remembers the last task
+    checked and its report; after ``allowed`` checks it only says that none are left."""
+
+    name = "check"
+    description = ("Run the admission checks on the task directory as it is now; returns the verdict and the "
+                   "evidence of every failing check.")
+
+    def __init__(self, checker: Checker, allowed: int) -> None:
+        self.checker = checker
+        self.allowed = allowed
+        self.used = 0
+        self.task: Task | None = None
+        self.report: ValidationReport | None = None
+
+    async def run(self, context: ToolContext, arguments: Arguments) -> ToolOutcome:
+        start = time.monotonic()
+        text = await self._check(context.sandbox)
+        return ToolOutcome(text=text, action=self.action(arguments, text, seconds=time.monotonic() - start))
+
+    async def _check(self, sandbox: Sandbox) -> str:
+        if self.used >= self.allowed:
+            return f"No checks left (you had {self.allowed}). Call finish() to hand in the task."
+        self.used += 1
+        left = self.allowed - self.used
+        try:
+            task = await read_back(sandbox)
+        except AESError as exc:
+            return f"The task directory cannot be read: {exc.message}. Fix it ({left} check(s) left)."
+        report = await self.checker(task)
+        self.task, self.report = task, report
+        return _report_text(report, left)
 
 
 class AgenticProposer(Proposer):
@@ -74,21 +107,7 @@ class AgenticProposer(Proposer):
     async def propose(self, assignment: Any, *, domain: Domain, seed: int) -> Proposal:
         start = time.monotonic()
         checks_allowed = 1 + self.max_revisions
-        state: dict[str, Any] = {"checks": 0, "task": None, "report": None}
-
-        async def check(_: dict[str, Any]) -> str:
-            if state["checks"] >= checks_allowed:
-                return f"No checks left (you had {checks_allowed}). Call finish() to hand in the task."
-            state["checks"] += 1
-            left = checks_allowed - state["checks"]
-            try:
-                task = await read_back(sandbox)
-            except AESError as exc:
-                return f"The task directory cannot be read: {exc.message}. Fix it ({left} check(s) left)."
-            report = await self.checker(task)  # type: ignore[misc]
-            state["task"], state["report"] = task, report
-            return _report_text(report, left)
-
+        check = CheckTool(self.checker, checks_allowed)  # type: ignore[arg-type]
         try:
             prepared = await self.backend.prepare(_WORKSPACE_TASK)
             sandbox = await self.backend.create(_WORKSPACE_TASK, prepared)
@@ -97,19 +116,21 @@ class AgenticProposer(Proposer):
                             error=f"workspace sandbox: {exc.message}", seconds=time.monotonic() - start)
         async with sandbox:
             await sandbox.upload_files(_workspace_files(domain), WORKSPACE)
-            agent = SolverAgent(self.llm, temperature=self.temperature, max_tokens_per_turn=self.max_tokens, seed=seed)
+            # check() needs tool calls: its verdicts are long and structured, beyond the fenced-block protocol.
+            agent = SolverAgent(self.llm, temperature=self.temperature, max_tokens_per_turn=self.max_tokens, seed=seed,
+                                tool_calling=True)
             user = prompt_text(PROMPTS, "agentic_user.md", workspace=WORKSPACE, assignment=assignment.text)
             system = prompt_text(PROMPTS, "agentic_system.md", checks=checks_allowed)
             trajectory = await agent.converse(sandbox, user, limits=self.limits, system=system,
-                                              extra_tools=[ExtraTool(CHECK_TOOL, check)])
+                                              tools=[BashTool(), check])
             final: Task | None
             try:
                 final = await read_back(sandbox)
                 error = None
             except AESError as exc:
                 final, error = None, f"the final task directory cannot be read: {exc.message}"
-        report: ValidationReport | None = state["report"]
-        if final is None or state["task"] is None or final.digest() != state["task"].digest():
+        report = check.report
+        if final is None or check.task is None or final.digest() != check.task.digest():
             report = None  # the agent changed the task after its last check: validate it afresh
         cost = trajectory.cost_usd
         if final is not None:
@@ -120,7 +141,7 @@ class AgenticProposer(Proposer):
             task=final, kind=self.name, model=self.model, tokens_in=trajectory.tokens_in,
             tokens_out=trajectory.tokens_out, cost_usd=cost, attempts=sum(1 for m in trajectory.messages
                                                                           if m.get("role") == "assistant"),
-            revisions=max(0, state["checks"] - 1), refused=stop == "refused", infrastructure_failure=stop == "infrastructure",
+            revisions=max(0, check.used - 1), refused=stop == "refused", infrastructure_failure=stop == "infrastructure",
             error=error or (trajectory.error if stop in ("refused", "infrastructure") else None),
             seconds=time.monotonic() - start, report=report, transcript=trajectory.messages,
         )

@@ -10,7 +10,7 @@ supplies; the gates run in our process, outside anything the proposer's model ca
 from __future__ import annotations
 
 import abc
-from typing import Any, Awaitable, Callable, ClassVar
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -18,6 +18,11 @@ from ..domains.base import Domain
 from ..errors import ConfigError
 from ..gates.base import ValidationReport
 from ..tasks import Task
+
+if TYPE_CHECKING:
+    from ..flywheel.assignments import Assignment
+    from ..llm.base import LLMBackend
+    from ..sandbox.base import SandboxBackend
 
 Checker = Callable[[Task], Awaitable[ValidationReport]]
 """Runs the admission gates (1-8) on a task and returns the report."""
@@ -69,7 +74,8 @@ class Proposer(abc.ABC):
     needs_checker: ClassVar[bool] = False
     needs_backend: ClassVar[bool] = False
 
-    def __init__(self, *, llm: Any = None, checker: Checker | None = None, backend: Any = None,
+    def __init__(self, *, llm: LLMBackend | None = None, checker: Checker | None = None,
+                 backend: SandboxBackend | None = None,
                  max_revisions: int = 2, temperature: float = 0.0, max_tokens: int = 4096) -> None:
         for needed, value, what in ((self.needs_llm, llm, "llm"), (self.needs_checker, checker, "checker"),
                                     (self.needs_backend, backend, "backend")):
@@ -88,11 +94,11 @@ class Proposer(abc.ABC):
         return getattr(self.llm, "model", None)
 
     @abc.abstractmethod
-    async def propose(self, assignment: Any, *, domain: Domain, seed: int) -> Proposal:
+    async def propose(self, assignment: Assignment, *, domain: Domain, seed: int) -> Proposal:
         """Build one task for ``assignment`` (an ``autoenvscaling.flywheel.assignments.Assignment``).
         Never raises for a bad attempt: the failure is data in the returned Proposal."""
 
-    def stamp(self, task: Task, assignment: Any, *, seed: int, tokens_in: int = 0, tokens_out: int = 0,
+    def stamp(self, task: Task, assignment: Assignment, *, seed: int, tokens_in: int = 0, tokens_out: int = 0,
               cost_usd: float | None = 0.0) -> Task:
         """``task`` with our provenance: who proposed it, for which parent and direction, at what cost."""
         return task.with_provenance(

@@ -8,9 +8,10 @@ Real Harbor tasks bootstrap their verifier from the internet::
     uvx --with pytest==8.4.1 --with pytest-json-ctrf==0.3.5 pytest --ctrf /logs/verifier/ctrf.json /tests/test_state.py -rA
 
 Our sandboxes have no network, and we never edit a task's files to work around that. Instead, when a
-sandbox is offline, the trial runner uploads a small runtime to ``/opt/autoenvscaling-verifier`` at
-verification time only (the agent never sees it), puts its ``bin/`` first on ``PATH`` and sets
-``AUTOENVSCALING_OFFLINE=1``. It is removed again once the reward is read. The runtime holds:
+sandbox is offline, the verifier gets this runtime: the ``offline`` verifier runtime
+(verifier_runtime.py, registered by the core's plugin like any other) mounts it at
+``/opt/autoenvscaling-verifier/offline`` for test.sh alone (the agent never sees it), puts its
+``bin/`` first on ``PATH`` and sets ``AUTOENVSCALING_OFFLINE=1``. The runtime holds:
 
 ``bin/apt-get``, ``bin/apt``
     ``update`` succeeds without network. ``install`` succeeds only when every requested package is

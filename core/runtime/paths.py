@@ -7,5 +7,5 @@ VERIFIER_LOGS = "/logs/verifier"
 AGENT_LOGS = "/logs/agent"
 REWARD_TXT = "/logs/verifier/reward.txt"
 REWARD_JSON = "/logs/verifier/reward.json"
-# Our offline verifier toolchain (shims and provisioned packages); present only while verifying.
+# Where verifier runtimes appear (each at VERIFIER_RUNTIME/<name>); only while test.sh runs.
 VERIFIER_RUNTIME = "/opt/autoenvscaling-verifier"

@@ -16,15 +16,22 @@ import json
 import math
 import re
 import time
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..agents.base import Agent, AgentLimits, Trajectory
 from ..errors import AESError
 from ..sandbox.base import PreparedEnvironment, Sandbox, SandboxBackend
+from ..sandbox.isolation import DEFAULT_PATH
 from ..tasks import StepConfig, Task
 from .paths import AGENT_LOGS, REWARD_JSON, REWARD_TXT, TESTS_DIR, VERIFIER_LOGS, VERIFIER_RUNTIME
+from .verifier_runtime import RuntimeContext, VerifierRuntime
+from .verifier_view import INDEX_SCRIPT, ImageIndex, View, parse_index, plan_view, plugin_entry_points
+
+if TYPE_CHECKING:
+    from ..plugins.host import PluginHost
 
 
 OUTPUT_TAIL = 4000  # characters of the verifier's output kept with the result (the evidence)
@@ -40,10 +47,27 @@ class VerifierResult(BaseModel):
     timed_out: bool = False
     error: str | None = None  # why no reward could be read
     cause: str | None = None  # the first real error in the output, when a reward fell short of 1
+    # What the verifier saw (docs/verification.md): its view, how many agent changes were put back to
+    # the image's state for it (``restored_paths``: the first few, each with the rule that hid it),
+    # why it saw less protection than the task asked for, and the verifier runtimes it got.
+    view: str = "protected"
+    restored: int = 0
+    restored_paths: dict[str, str] = Field(default_factory=dict)
+    view_note: str | None = None
+    runtimes: list[str] = Field(default_factory=list)
 
     @property
     def reward(self) -> float:
         return mean_reward(self.rewards)
+
+    def view_summary(self) -> str:
+        """One line: "verifier view: protected, 3 agent changes hidden: /usr/bin/python3, ..."."""
+        line = f"verifier view: {self.view}"
+        if self.restored:
+            shown = ", ".join(list(self.restored_paths)[:3])
+            line += f", {self.restored} agent change{'s' if self.restored != 1 else ''} hidden: {shown}"
+            line += ", ..." if self.restored > 3 else ""
+        return line + (f" ({self.view_note})" if self.view_note else "")
 
 
 class StepResult(BaseModel):
@@ -63,7 +87,7 @@ class TrialResult(BaseModel):
 
     task: str
     agent: str
-    status: str = "ok"
+    status: Literal["ok", "error", "timeout"] = "ok"
     rewards: dict[str, float] = Field(default_factory=dict)
     steps: list[StepResult] = Field(default_factory=list)
     seconds: float = 0.0
@@ -262,19 +286,30 @@ def _solution_failure(trajectory: Trajectory) -> str | None:
 ENTRYPOINT_OUTPUT_CHARS = 2000
 
 
+RESTORED_SHOWN = 10  # restored paths kept with a result (the count has them all)
+
+
 class TrialRunner:
-    """Runs attempts of tasks with one backend. ``offline_runtime`` supplies the verifier toolchain
-    (see runtime/offline.py) uploaded at verification time when the sandbox has no network."""
+    """Runs attempts of tasks with one backend.
+
+    Verification follows docs/verification.md: agent processes gone, the attempt's changes read by
+    the backend, those the task's ``[verifier] view`` hides put back to the image's state with a
+    trusted toolchain, fresh /tests and /logs/verifier, then test.sh with the verifier runtimes that
+    apply (``runtimes``; default: every one registered with ``host``, or with a new plugin host)."""
 
     def __init__(self, backend: SandboxBackend, *, limits: AgentLimits | None = None,
-                 offline_runtime: dict[str, tuple[bytes, bool]] | None = None) -> None:
+                 runtimes: Sequence[VerifierRuntime] | None = None, host: "PluginHost | None" = None) -> None:
         self.backend = backend
         self.limits = limits or AgentLimits()
-        if offline_runtime is None:
-            from .offline import runtime_files
+        if runtimes is None:
+            if host is None:
+                from ..plugins import create_host
 
-            offline_runtime = runtime_files()
-        self.offline_runtime = offline_runtime
+                host = create_host()
+            registry = host.verifier_runtimes
+            runtimes = [registry.get(name)(cache_dir=backend.cache_dir) for name in registry.names()]
+        self.runtimes = list(runtimes)
+        self._indexes: dict[str, ImageIndex] = {}  # PreparedEnvironment.ref -> what the pristine image resolves
 
     async def run(self, task: Task, agent: Agent, *, prepared: PreparedEnvironment | None = None) -> TrialResult:
         start = time.monotonic()
@@ -287,11 +322,13 @@ class TrialRunner:
             prepared = prepared or await self.backend.prepare(task)
             sandbox = await self.backend.create(task, prepared)
             await sandbox.start()
+            index = await self._index(sandbox, prepared)  # before the agent's first command
             await sandbox.exec(f"mkdir -p {AGENT_LOGS} {VERIFIER_LOGS}", timeout=30)
+            attempt = _Attempt(prepared=prepared, index=index)
             if task.steps:
                 rewards: dict[str, float] = {}
                 for step in task.steps:
-                    result = await self._run_step(task, agent, sandbox, step)
+                    result = await self._run_step(task, agent, sandbox, step, attempt)
                     steps.append(result)
                     rewards[f"{step.name}"] = result.verifier.reward
                     if step.min_reward is not None and result.verifier.reward < step.min_reward:
@@ -299,7 +336,7 @@ class TrialRunner:
                 for step in task.steps:  # steps not reached score 0
                     rewards.setdefault(step.name, 0.0)
             else:
-                result = await self._run_step(task, agent, sandbox, None)
+                result = await self._run_step(task, agent, sandbox, None, attempt)
                 steps.append(result)
                 rewards = dict(result.verifier.rewards)
             status = "timeout" if any(s.verifier.timed_out for s in steps) else "ok"
@@ -314,7 +351,21 @@ class TrialRunner:
             if sandbox is not None:
                 await asyncio.shield(sandbox.close())
 
-    async def _run_step(self, task: Task, agent: Agent, sandbox: Sandbox, step: StepConfig | None) -> StepResult:
+    async def _index(self, sandbox: Sandbox, prepared: PreparedEnvironment) -> ImageIndex | None:
+        """What the pristine image resolves (once per prepared environment; the sandbox is pristine
+        now). None for a backend that cannot hide agent changes anyway."""
+        if not sandbox.verifier_view:
+            return None
+        if prepared.ref not in self._indexes:
+            out = await sandbox.exec(INDEX_SCRIPT, timeout=60, output_limit=8 << 20)
+            if not out.ok or out.truncated:
+                raise AESError(f"cannot index the image's programs and modules: {out.tail(200) or 'no output'}",
+                               hint="the image needs a POSIX /bin/sh")
+            self._indexes[prepared.ref] = parse_index(out.stdout)
+        return self._indexes[prepared.ref]
+
+    async def _run_step(self, task: Task, agent: Agent, sandbox: Sandbox, step: StepConfig | None,
+                        attempt: "_Attempt") -> StepResult:
         workdir = sandbox.workdir
         if step is not None:
             upload = task.subtree(f"steps/{step.name}/workdir")
@@ -325,7 +376,7 @@ class TrialRunner:
             if step.healthcheck is not None:
                 await self._healthcheck(sandbox, step)
         trajectory = await agent.run(task, sandbox, step=step, limits=self.limits)
-        verifier = await self.verify(task, sandbox, step)
+        verifier = await self.verify(task, sandbox, step, attempt)
         return StepResult(name=step.name if step else "main", trajectory=trajectory, verifier=verifier)
 
     async def _healthcheck(self, sandbox: Sandbox, step: StepConfig) -> None:
@@ -337,8 +388,11 @@ class TrialRunner:
                 return
             await asyncio.sleep(hc.interval_sec)
 
-    async def verify(self, task: Task, sandbox: Sandbox, step: StepConfig | None) -> VerifierResult:
-        """Upload tests (top-level tests/ merged with the step's), run test.sh, read the reward."""
+    async def verify(self, task: Task, sandbox: Sandbox, step: StepConfig | None,
+                     attempt: "_Attempt | None" = None) -> VerifierResult:
+        """Hide the agent changes the task's view hides, upload tests (top-level tests/ merged with the
+        step's), run test.sh with the verifier runtimes that apply, read the reward."""
+        attempt = attempt or _Attempt()
         files = {p: (f.data, f.executable) for p, f in task.subtree("tests").items()}
         timeout = task.config.verifier.timeout_sec
         env = dict(task.config.environment.env)
@@ -350,38 +404,101 @@ class TrialRunner:
                 env.update(step.verifier.env)
         if "test.sh" not in files:
             return VerifierResult(error="no tests/test.sh")
-        # chmod first: without CAP_DAC_OVERRIDE, a /tests the agent made read-only would survive rm -rf
-        await sandbox.exec(f"chmod -R u+rwX {TESTS_DIR} {VERIFIER_LOGS} 2>/dev/null; "
-                           f"rm -rf {TESTS_DIR} {VERIFIER_LOGS} && mkdir -p {TESTS_DIR} {VERIFIER_LOGS}", timeout=30)
+        view, hidden, note = await self._hide_agent_changes(task, sandbox, attempt.index)
+        await sandbox.exec(f"mkdir -p {TESTS_DIR} {VERIFIER_LOGS}", timeout=30)
         await sandbox.upload_files(files, TESTS_DIR)
-        offline = not self.backend.policy.network_for(task)
-        if offline and self.offline_runtime:
-            await sandbox.exec(f"rm -rf {VERIFIER_RUNTIME}", timeout=30)
-            await sandbox.upload_files(self.offline_runtime, VERIFIER_RUNTIME)
-            env["PATH"] = f"{VERIFIER_RUNTIME}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-            env["AUTOENVSCALING_OFFLINE"] = "1"
-        result = await sandbox.exec(f"bash {TESTS_DIR}/test.sh", timeout=timeout, env=env,
-                                    user=(step.verifier.user if step and step.verifier else None) or task.config.verifier.user)
+        seen = view_fields(view, hidden, note)
+        if any([await sandbox.read_file(path) is not None for path in (REWARD_JSON, REWARD_TXT)]):
+            # Only possible when the agent's own mkdir or tar ran (view "agent"): such a reward never counts.
+            return VerifierResult(error="a reward file existed before the verifier ran", **seen)
+        context = RuntimeContext(offline=not self.backend.policy.network_for(task), backend=self.backend.name)
+        mounts: dict[str, Path] = {}
+        prefix: list[str] = []
+        for runtime in self.runtimes:
+            if runtime.applies(task, context):
+                mounts[runtime.mount] = await asyncio.to_thread(runtime.materialise)
+                extra = runtime.environment(runtime.mount)
+                prefix += extra.path_prefix
+                env.update(extra.env)
+        if prefix:
+            base = env.get("PATH") or (attempt.prepared.env.get("PATH") if attempt.prepared else None) or DEFAULT_PATH
+            env["PATH"] = ":".join([*prefix, base])
+        user = (step.verifier.user if step and step.verifier else None) or task.config.verifier.user
+        result = await sandbox.exec_verifier(f"bash {TESTS_DIR}/test.sh", mounts=mounts, timeout=timeout, env=env,
+                                             user=user)
         rewards, error = parse_reward(await sandbox.read_file(REWARD_JSON), await sandbox.read_file(REWARD_TXT))
-        if offline and self.offline_runtime:
-            await sandbox.exec(f"rm -rf {VERIFIER_RUNTIME}", timeout=30)
         if result.timed_out:
             error = f"verifier timed out after {timeout:g}s"
         short = error is not None or any(v < 1.0 for v in rewards.values())
         # The cause comes from the whole captured output: the first error is rarely in the tail.
         cause = find_cause(result.stdout + "\n" + result.stderr) if short else None
         return VerifierResult(rewards=rewards, exit_code=result.exit_code, output_tail=result.tail(OUTPUT_TAIL),
-                              seconds=result.seconds, timed_out=result.timed_out, error=error, cause=cause)
+                              seconds=result.seconds, timed_out=result.timed_out, error=error, cause=cause,
+                              runtimes=[r.name for r in self.runtimes if r.mount in mounts], **seen)
+
+    async def _hide_agent_changes(self, task: Task, sandbox: Sandbox,
+                                  index: ImageIndex | None) -> tuple[View, dict[str, str], str | None]:
+        """End the agent's processes, put the changes the view hides back to the image's state, and
+        remove /tests, /logs/verifier and the runtimes' mount points, all with the backend's trusted
+        toolchain. Returns the view the verifier got, what was hidden (path -> rule) and a note when
+        the backend could not honour the task's view."""
+        cfg = task.config.verifier
+        if not sandbox.verifier_view:
+            await sandbox.end_agent_processes()
+            # chmod first: without CAP_DAC_OVERRIDE, a /tests the agent made read-only would survive rm -rf
+            await sandbox.exec(f"chmod -R u+rwX {TESTS_DIR} {VERIFIER_LOGS} 2>/dev/null; "
+                               f"rm -rf {TESTS_DIR} {VERIFIER_LOGS} {VERIFIER_RUNTIME}", timeout=30)
+            note = f"the {self.backend.name} backend cannot report an attempt's changes, so the verifier saw them all"
+            return "agent", {}, None if cfg.view == "agent" else note
+        hidden: dict[str, str] = {}
+        if cfg.view == "protected":
+            # The image's system trees first, so that the sweep below runs the image's own shell.
+            hidden.update(await self._put_back(task, sandbox, index))
+        if await sandbox.end_agent_processes() and cfg.view == "protected":
+            hidden.update(await self._put_back(task, sandbox, index))  # what they changed meanwhile
+        await sandbox.restore([TESTS_DIR, VERIFIER_LOGS, VERIFIER_RUNTIME])
+        return cfg.view, hidden, None
+
+    async def _put_back(self, task: Task, sandbox: Sandbox, index: ImageIndex | None) -> dict[str, str]:
+        """One round of the protected view: the paths its rules hide, put back (path -> rule)."""
+        cfg = task.config.verifier
+        plan = plan_view(cfg.view, await sandbox.changes(), index or ImageIndex(), workdir=sandbox.workdir,
+                         agent_paths=cfg.agent_paths)
+        hidden = dict(plan.restore)
+        if hidden:  # image state first: every later command (tar for the uploads too) runs the image's programs
+            await sandbox.restore(list(hidden))
+        if plan.entry_points:
+            contents = {path: await sandbox.read_file(path) for path in plan.entry_points}
+            plugins = plugin_entry_points(contents)
+            if plugins:
+                await sandbox.restore(plugins)
+            hidden.update({path: "pytest plugin" for path in plugins})
+        return hidden
+
+
+class _Attempt(BaseModel):
+    """What verifying one attempt needs to know about it beyond the task."""
+
+    model_config = ConfigDict(frozen=True)
+
+    prepared: PreparedEnvironment | None = None
+    index: ImageIndex | None = None
+
+
+def view_fields(view: View, hidden: dict[str, str], note: str | None) -> dict[str, Any]:
+    return {"view": view, "restored": len(hidden), "view_note": note,
+            "restored_paths": dict(list(hidden.items())[:RESTORED_SHOWN])}
 
 
 def trial_summary(result: TrialResult) -> dict[str, Any]:
     """A JSON-friendly summary of a trial for the CLI and reports. ``cause``: why it fell short of 1
-    (see trial_cause); ``reason``: one line saying what happened, cause included."""
+    (see trial_cause); ``reason``: one line saying what happened, cause included; ``verifier_view``:
+    what each step's verifier saw (docs/verification.md), one line per step."""
     cause = trial_cause(result)
     return {"task": result.task, "agent": result.agent, "status": result.status, "reward": result.reward,
             "rewards": result.rewards, "seconds": round(result.seconds, 3), "error": result.error,
             "commands": sum(s.trajectory.n_commands for s in result.steps), "cause": cause,
-            "reason": trial_reason(result)}
+            "reason": trial_reason(result), "verifier_view": [s.verifier.view_summary() for s in result.steps]}
 
 
 def trial_reason(result: TrialResult) -> str:

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import abc
 import io
+import shlex
 import tarfile
 import time
 from pathlib import Path, PurePosixPath
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar, Literal, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -56,7 +57,7 @@ class SandboxPolicy(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    network: str = "none"
+    network: Literal["none", "task"] = "none"
     memory_mb: int = 0
     storage_mb: int = 0
     pids: int = 512
@@ -83,6 +84,43 @@ class Protection(BaseModel):
     name: str
     active: bool
     detail: str = ""
+
+
+class FileChange(BaseModel):
+    """One entry of an attempt's filesystem that differs from the prepared image, as the backend
+    sees it from outside the sandbox (an overlay's upper layer, the engine's container diff).
+
+    ``kind``: "added" (the image has no entry there), "modified" (it has one; content, metadata or
+    type differ) or "deleted". ``is_dir``: the attempt's entry is a directory. ``replaced``: its type
+    differs from the image's, or a directory was replaced wholesale (an overlay opaque directory)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    kind: Literal["added", "modified", "deleted"]
+    is_dir: bool = False
+    replaced: bool = False
+
+
+class BackendCapabilities(BaseModel):
+    """What a backend can honour on this machine, for matching a task's requirements
+    (tasks/requirements.py) before anything is built.
+
+    ``gpus``: GPUs it can pass into a sandbox here (detected, never assumed); ``gpu_types``: their
+    models (empty when unknown). ``internet``: it grants the internet to a task that asks, under its
+    current policy. ``compose``: multi-service environments. ``browser``: a browser the agent drives.
+    ``max_memory_mb``/``max_storage_mb``: the most one sandbox gets (the policy's caps).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    gpus: int = 0
+    gpu_types: tuple[str, ...] = ()
+    internet: bool = False
+    compose: bool = False
+    browser: bool = False
+    max_memory_mb: int = 0
+    max_storage_mb: int = 0
 
 
 class PreparedEnvironment(BaseModel):
@@ -148,6 +186,41 @@ class Sandbox(abc.ABC):
         run it). Backends that start the entrypoint override this."""
         return ""
 
+    # -- verification the agent cannot tamper with (docs/verification.md) ----------------------
+    # A backend that can report an attempt's changes from outside the sandbox and put paths back to
+    # the image's state with a toolchain the agent never touched sets this and overrides the three
+    # methods below. Without it the runner verifies with view "agent" and says so in the result.
+    verifier_view: ClassVar[bool] = False
+
+    async def end_agent_processes(self) -> bool:
+        """Make sure no process the agent started is still running (the image's ENTRYPOINT services
+        stay up). True when agent processes may have run until now, so changes are read again.
+        Backends whose execs leave nothing behind need not override this."""
+        return False
+
+    async def changes(self) -> list[FileChange]:
+        """Every entry that differs from the prepared image, computed by the backend, never by a
+        program inside the sandbox."""
+        raise NotImplementedError(f"{type(self).__name__} cannot report an attempt's changes")
+
+    async def restore(self, paths: Sequence[str]) -> None:
+        """Make each absolute path as it is in the prepared image (its content, or absent), with a
+        toolchain the agent never touched. Parents of a path are handled before it."""
+        raise NotImplementedError(f"{type(self).__name__} cannot restore image paths")
+
+    async def exec_verifier(self, command: str, *, mounts: Mapping[str, Path], timeout: float = 60.0,
+                            env: Mapping[str, str] | None = None, user: str | None = None) -> ExecResult:
+        """Run the verifier's ``command`` with each host directory of ``mounts`` present at its
+        absolute path inside, read-only where the backend can, only for this command. The default
+        uploads them, runs, and removes them again."""
+        for remote, local in mounts.items():
+            await self.upload(local, remote)
+        try:
+            return await self.exec(command, timeout=timeout, env=env, user=user)
+        finally:
+            if mounts:
+                await self.exec("rm -rf -- " + " ".join(shlex.quote(m) for m in mounts), timeout=60)
+
     # -- conveniences built on the archive primitives -----------------------------------------
     async def upload_files(self, files: Mapping[str, bytes | tuple[bytes, bool]], remote_dir: str) -> None:
         """Upload ``{relative path: bytes or (bytes, executable)}`` under ``remote_dir``."""
@@ -192,6 +265,12 @@ class SandboxBackend(abc.ABC):
     """Builds environments and creates sandboxes. One instance serves many attempts concurrently."""
 
     name: ClassVar[str]
+    # What the backend can do where the machine allows it (Harbor's supports_gpus, ...). A refusal's
+    # hint names the backends that declare what a task needs, even when this machine lacks it.
+    supports_gpus: ClassVar[bool] = False
+    supports_internet: ClassVar[bool] = False
+    supports_compose: ClassVar[bool] = False
+    supports_browser: ClassVar[bool] = False
 
     def __init__(self, *, policy: SandboxPolicy | None = None, cache_dir: Path | None = None) -> None:
         from ..config import cache_dir as default_cache
@@ -211,6 +290,19 @@ class SandboxBackend(abc.ABC):
     @abc.abstractmethod
     async def create(self, task: Task, prepared: PreparedEnvironment) -> Sandbox:
         """A new, not yet started sandbox for one attempt at ``task``."""
+
+    def capabilities(self) -> BackendCapabilities:
+        """What this backend can honour on this machine: its declared support, narrowed to what is
+        here (GPUs are detected) and to its policy (the internet, memory and storage caps). Backends
+        that know more (an engine's GPU support) override it."""
+        from .gpu import host_gpus
+
+        gpus = host_gpus() if self.supports_gpus else None
+        return BackendCapabilities(
+            gpus=gpus.count if gpus else 0, gpu_types=gpus.models if gpus else (),
+            internet=self.supports_internet and self.policy.network == "task", compose=self.supports_compose,
+            browser=self.supports_browser, max_memory_mb=self.policy.max_memory_mb,
+            max_storage_mb=self.policy.max_storage_mb)
 
     def protections(self) -> list[Protection]:
         """The isolation measures this backend applies here, each marked active or not."""

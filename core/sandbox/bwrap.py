@@ -15,22 +15,27 @@ starts it, with the arguments Harbor's containers get (``sh -c "sleep infinity"`
 pid namespace for the whole attempt, shares the attempt's loopback (so its services answer every
 command), and its output is kept (``entrypoint_output``).
 Files move in and out by running tar *inside* the sandbox, so a symlink planted by the agent can never
-redirect a host-side read or write.
+redirect a host-side read or write. Verification (docs/verification.md) reads the attempt's changes
+from its overlay upper layer on the host and puts paths back with the pristine image's own tools
+(``Jail.run_trusted``), never with the agent's.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import stat
 import time
 import weakref
 from pathlib import Path, PurePosixPath
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from ..errors import MissingPrerequisite, SandboxError
 from ..tasks import Task
 from .base import (
     DEFAULT_OUTPUT_LIMIT,
     ExecResult,
+    FileChange,
     PreparedEnvironment,
     Protection,
     Sandbox,
@@ -38,7 +43,8 @@ from .base import (
     SandboxPolicy,
 )
 from .dockerfile import build_environment, plan_build
-from .isolation import (DEFAULT_PATH, HOSTNAME, INSTALL_HINT, SANDBOX_UID, UID_RANGE, Identity, Jail, Service,
+from .isolation import (DEFAULT_PATH, HOSTNAME, INSTALL_HINT, SANDBOX_UID, TRUSTED_TARGET, UID_RANGE, Identity,
+                        Jail, Service,
                         cleanup_stale, host_facts, limits_for)
 from .rootfs import LayerStore, base_rootfs_built
 
@@ -56,6 +62,8 @@ ENTRYPOINT_SETTLE = 20.0  # seconds a busy ENTRYPOINT gets before the attempt go
 
 class BwrapBackend(SandboxBackend):
     name = "bwrap"
+    supports_gpus = True  # NVIDIA device nodes and driver libraries bound in (gpu.py)
+    supports_internet = True  # the host's network namespace, when the policy grants it
 
     def __init__(self, *, policy: SandboxPolicy | None = None, cache_dir: Path | None = None) -> None:
         super().__init__(policy=policy, cache_dir=cache_dir)
@@ -127,6 +135,10 @@ class BwrapBackend(SandboxBackend):
                        else "no writable pids controller; RLIMIT_NPROC is the only backstop"),
             Protection(name="rlimits", active=facts.root, detail=limits),
             Protection(name="no-leftover kill", active=ns, detail=kill),
+            Protection(name="tamper-proof verification", active=ns and facts.overlay,
+                       detail="the attempt's changes read on the host from its overlay layer; what the task's "
+                              "[verifier] view hides put back by the pristine image's own rm and cp; verifier "
+                              "runtimes bound read-only into the verifier's command alone (docs/verification.md)"),
         ]
 
 
@@ -142,7 +154,7 @@ class BwrapSandbox(Sandbox):
         # Floors: a tmpfs of size 0 would be unlimited, a memory limit of 0 unusable.
         self.jail = Jail([Path(p) for p in prepared.details["lower"]], memory_mb=max(policy.memory_for(task), 32),
                          pids=max(policy.pids, 8), limits=limits_for(policy), network=policy.network_for(task),
-                         storage_mb=max(policy.storage_for(task), 8))
+                         storage_mb=max(policy.storage_for(task), 8), devices=_gpu_args(task))
         self._lock = asyncio.Lock()
         self._users: dict[str | None, Identity] = {}
         self.entrypoint: Service | None = None
@@ -227,11 +239,18 @@ class BwrapSandbox(Sandbox):
                    output_limit: int = DEFAULT_OUTPUT_LIMIT) -> ExecResult:
         if len(command.encode()) > 120_000:  # the kernel's limit for one argument is 128 KiB
             raise SandboxError("command longer than 120 KB", hint="upload a script and run that instead")
+        return await self._exec(command, timeout=timeout, env=env, cwd=cwd, user=user, stdin=stdin,
+                                output_limit=output_limit)
+
+    async def _exec(self, command: str, *, timeout: float, env: Mapping[str, str] | None, cwd: str | None,
+                    user: str | None, stdin: bytes | None = None, output_limit: int = DEFAULT_OUTPUT_LIMIT,
+                    ro_binds: Sequence[tuple[str, str]] = ()) -> ExecResult:
         async with self._lock:
             identity = await self._identity(user)
             full_env = {"HOME": identity.home, **self.env, **(env or {})}
             out = await self.jail.run([self.shell, "-c", command], env=full_env, cwd=cwd or self.workdir,
-                                      identity=identity, stdin=stdin, timeout=timeout, limit=output_limit)
+                                      identity=identity, stdin=stdin, timeout=timeout, limit=output_limit,
+                                      ro_binds=ro_binds)
         return ExecResult(command=command, exit_code=out.exit_code,
                           stdout=out.stdout.decode("utf-8", errors="replace"),
                           stderr=out.stderr.decode("utf-8", errors="replace"),
@@ -258,6 +277,43 @@ class BwrapSandbox(Sandbox):
             raise SandboxError(f"download of {remote_path} failed: {_last_line(out.stderr) or f'exit {out.exit_code}'}")
         return out.stdout
 
+    # -- verification (docs/verification.md) ------------------------------------------------------
+    # Each exec's pid namespace dies with it, so no agent process outlives its command: the default
+    # end_agent_processes (nothing to do) holds. The changes are read on the host from the attempt's
+    # overlay upper layer; restores run the pristine image's own rm and cp (Jail.run_trusted),
+    # because writing the upper layer from the host while it is mounted would leave overlayfs
+    # serving what it cached.
+    verifier_view = True
+
+    async def changes(self) -> list[FileChange]:
+        if not self.jail.opened or self.jail.closed or self.jail.upper is None:
+            raise SandboxError("the sandbox is not running", hint="call start() before changes()")
+        async with self._lock:
+            return await asyncio.to_thread(upper_changes, self.jail.upper, self.jail.pristine())
+
+    async def restore(self, paths: Sequence[str]) -> None:
+        await self._trusted(_RESTORE, paths, "restore")
+
+    async def exec_verifier(self, command: str, *, mounts: Mapping[str, Path], timeout: float = 60.0,
+                            env: Mapping[str, str] | None = None, user: str | None = None) -> ExecResult:
+        """The verifier's command with each runtime directory bound read-only for it alone: no other
+        command ever sees it, and no file of it lands in the attempt's layer."""
+        if mounts:
+            await self.restore(list(mounts))  # an agent's files or symlinks there go first
+            await self._trusted(_MKDIR, list(mounts), "prepare mount points")
+        binds = [(str(self.jail.expose(Path(local))), remote) for remote, local in mounts.items()]
+        return await self._exec(command, timeout=timeout, env=env, cwd=None, user=user, ro_binds=binds)
+
+    async def _trusted(self, script: str, paths: Sequence[str], what: str) -> None:
+        """Run a trusted-helper script over ``paths`` (in chunks that fit one command line)."""
+        for chunk in _chunks([_absolute(p) for p in paths]):
+            async with self._lock:
+                out = await self.jail.run_trusted(["/bin/sh", "-c", script, "sh", *chunk])
+            if out.exit_code != 0:
+                raise SandboxError(f"cannot {what} {chunk[0]}{' ...' if len(chunk) > 1 else ''}: "
+                                   f"{_last_line(out.stderr) or f'exit {out.exit_code}'}",
+                                   hint="the image needs /bin/sh, rm, cp and mkdir for verification")
+
     async def close(self) -> None:
         # Kill first without the lock, so a running exec ends now instead of at its timeout.
         if self.jail.opened and not self.jail.closed:
@@ -268,6 +324,116 @@ class BwrapSandbox(Sandbox):
             await self.entrypoint.finished()
 
 
+# The trusted helper's scripts, run by the pristine image's /bin/sh with paths as arguments. Each
+# path's parent must resolve (cd -P) to itself inside the attempt's root: one an agent made a
+# symlink is refused (planners put replaced parents first, so that never happens by accident).
+_REACH = f'''T={TRUSTED_TARGET}
+reach() {{
+  d=${{1%/*}}
+  cd -P -- "$T$d" 2>/dev/null || {{ mkdir -p -- "$T$d" && cd -P -- "$T$d"; }} || return 1
+  [ "$(pwd -P)" = "$T$d" ] || {{ echo "refusing $1: $d is redirected" >&2; return 1; }}
+}}
+status=0
+'''
+_RESTORE = _REACH + '''for p do
+  if ! cd -P -- "$T${p%/*}" 2>/dev/null && ! { [ -e "$p" ] || [ -L "$p" ]; }; then continue; fi
+  reach "$p" || { status=1; continue; }
+  n=${p##*/}
+  rm -rf -- "./$n" || status=1
+  if [ -e "$p" ] || [ -L "$p" ]; then cp -a -- "$p" "./$n" || status=1; fi
+done
+exit $status
+'''
+_MKDIR = _REACH + '''for p do
+  reach "$p/x" || { status=1; continue; }
+done
+exit $status
+'''
+_ARGV_BYTES = 96 * 1024
+
+
+def _chunks(paths: list[str]) -> list[list[str]]:
+    out: list[list[str]] = []
+    size = _ARGV_BYTES + 1
+    for path in paths:
+        if size + len(path) + 1 > _ARGV_BYTES:
+            out.append([])
+            size = 0
+        out[-1].append(path)
+        size += len(path) + 1
+    return out
+
+
+def upper_changes(upper: Path, pristine: Path) -> list[FileChange]:
+    """The attempt's changes, read on the host from its overlay upper layer (never following a
+    symlink) and compared with the pristine image: a whiteout (a 0:0 character device) is a deletion,
+    an opaque directory replaced the image's, an entry the image has is modified, others are added.
+    Directories are walked by file descriptor, iteratively: an agent's very deep tree exhausts
+    neither PATH_MAX nor the interpreter's stack."""
+    changes: list[FileChange] = []
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    pending: list[tuple[int, str, int | None]] = [(os.open(upper, flags), "", os.open(pristine, flags))]
+    try:
+        while pending:
+            upper_fd, rel, image_fd = pending.pop()
+            try:
+                for name in sorted(os.listdir(upper_fd)):
+                    path = f"{rel}/{name}"
+                    st = os.stat(name, dir_fd=upper_fd, follow_symlinks=False)
+                    image = _lstat_at(image_fd, name)
+                    if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:  # a whiteout: the image's entry was removed
+                        if image is not None:
+                            changes.append(FileChange(path=path, kind="deleted", is_dir=stat.S_ISDIR(image.st_mode)))
+                        continue
+                    is_dir = stat.S_ISDIR(st.st_mode)
+                    child = _open_dir_at(upper_fd, name) if is_dir else None
+                    if image is None:
+                        changes.append(FileChange(path=path, kind="added", is_dir=is_dir))
+                    else:
+                        replaced = stat.S_IFMT(st.st_mode) != stat.S_IFMT(image.st_mode) or _opaque(child)
+                        changes.append(FileChange(path=path, kind="modified", is_dir=is_dir, replaced=replaced))
+                    if child is not None:
+                        image_child = _open_dir_at(image_fd, name) if image and stat.S_ISDIR(image.st_mode) else None
+                        pending.append((child, path, image_child))
+            finally:
+                for fd in (upper_fd, image_fd):
+                    if fd is not None:
+                        os.close(fd)
+    finally:
+        for upper_fd, _, image_fd in pending:
+            for fd in (upper_fd, image_fd):
+                if fd is not None:
+                    os.close(fd)
+    return changes
+
+
+def _lstat_at(dir_fd: int | None, name: str) -> os.stat_result | None:
+    if dir_fd is None:
+        return None
+    try:
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except OSError:
+        return None
+
+
+def _open_dir_at(dir_fd: int | None, name: str) -> int | None:
+    if dir_fd is None:
+        return None
+    try:
+        return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
+    except OSError:
+        return None
+
+
+def _opaque(dir_fd: int | None) -> bool:
+    if dir_fd is None:
+        return False
+    try:
+        return os.getxattr(dir_fd, "trusted.overlay.opaque") == b"y"
+    except OSError:
+        return False
+
+
 def _absolute(path: str) -> str:
     return path if path.startswith("/") else f"/{path}"
 
@@ -275,3 +441,13 @@ def _absolute(path: str) -> str:
 def _last_line(data: bytes) -> str:
     lines = [ln for ln in data.decode("utf-8", errors="replace").splitlines() if ln.strip()]
     return lines[-1][:300] if lines else ""
+
+
+def _gpu_args(task: Task) -> list[str]:
+    """The task's GPUs for bwrap (lint refused the task already when this machine has too few)."""
+    gpus = task.config.environment.gpus
+    if gpus <= 0:
+        return []
+    from .gpu import bwrap_gpu_args, host_gpus
+
+    return bwrap_gpu_args(host_gpus(), gpus)

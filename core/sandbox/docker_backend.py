@@ -44,14 +44,17 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any, Callable, Mapping, TypeVar
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
-from ..errors import BuildError, MissingPrerequisite, SandboxError
+from ..errors import BuildError, BuildTimeout, MissingPrerequisite, SandboxError
 from ..tasks import Task
-from .base import DEFAULT_OUTPUT_LIMIT, ExecResult, PreparedEnvironment, Protection, Sandbox, SandboxBackend, make_tar
+from . import docker_verify
+from .base import (DEFAULT_OUTPUT_LIMIT, BackendCapabilities, ExecResult, FileChange, PreparedEnvironment, Protection,
+                   Sandbox, SandboxBackend, make_tar)
 from .compose import (MAIN, MAIN_IMAGE, BuildSpec, ComposeGroup, ComposeSpec, HostGuard, Service, check_health_conditions,
                       image_healthcheck, load_compose)
 from .docker_images import BASE_REPO, LABEL, BuildPlan, ImageStore, docker_errors, short_error
+from .docker_verify import ScratchContainers
 from .podman import SYSTEM_SOCKET, docker_host
 from .rootfs import resolve_base
 
@@ -129,6 +132,9 @@ class DockerBackend(SandboxBackend):
     thread pool (the default one is too small for many concurrent execs)."""
 
     name = "docker"
+    supports_gpus = True  # device_requests, where the engine has NVIDIA support
+    supports_internet = True
+    supports_compose = True
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -139,6 +145,7 @@ class DockerBackend(SandboxBackend):
         self._storage_opt: bool | None = None  # does the engine accept storage_opt? (None: not tried)
         self.ready_timeout = READY_TIMEOUT
         self._observed: dict[str, Protection] = {}
+        self.scratches = ScratchContainers(self)  # the prepared images' pristine files (docker_verify.py)
 
     @classmethod
     def available(cls) -> tuple[bool, str]:
@@ -240,7 +247,7 @@ class DockerBackend(SandboxBackend):
             try:
                 cached, log = await self._build(task, plan, budget)
             except BuildError as exc:
-                raise BuildError(where + str(exc), hint=exc.hint) from exc
+                raise type(exc)(where + str(exc), hint=exc.hint) from exc  # a timeout stays a timeout
             image = _Image(ref=plan.tag, cached=cached, log=log, mappings=list(plan.mappings), notes=list(plan.notes))
         attrs = await self.call(self.client.api.inspect_image, image.ref, what="inspect image")
         image.id, image.config = attrs["Id"], attrs.get("Config") or {}
@@ -265,7 +272,7 @@ class DockerBackend(SandboxBackend):
             return await asyncio.wait_for(self.in_pool(self.images.build, plan, cancelled), budget.left())
         except asyncio.TimeoutError:
             cancelled.set()  # the engine may still finish the build: it must not be tagged (cached) then
-            raise BuildError(f"task {task.name}: build timed out after {budget.limit:g}s",
+            raise BuildTimeout(f"task {task.name}: build timed out after {budget.limit:g}s",
                              hint="raise [environment].build_timeout_sec in task.toml") from None
         except docker_errors().DockerException as exc:
             raise BuildError(f"task {task.name}: docker build failed: {short_error(exc)}") from exc
@@ -311,7 +318,30 @@ class DockerBackend(SandboxBackend):
         storage = self.policy.storage_for(task)
         if storage > 0 and self._storage_opt is not False:
             settings["storage_opt"] = {"size": f"{storage}m"}
+        if task.config.environment.gpus > 0:
+            from .gpu import docker_device_requests
+
+            settings["device_requests"] = docker_device_requests(task.config.environment.gpus)
         return settings
+
+    def capabilities(self) -> BackendCapabilities:
+        """The host's GPUs count only when the engine can hand them out (an nvidia runtime or CDI)."""
+        caps = super().capabilities()
+        if not caps.gpus:
+            return caps
+        from .gpu import engine_gpu_support
+
+        try:
+            client = connect(timeout=5)
+        except MissingPrerequisite:
+            return caps.model_copy(update={"gpus": 0, "gpu_types": ()})
+        try:
+            supported = engine_gpu_support(client.info())
+        except docker_errors().DockerException:
+            supported = False
+        finally:
+            client.close()
+        return caps if supported else caps.model_copy(update={"gpus": 0, "gpu_types": ()})
 
     def create_container(self, settings: dict[str, Any], files: list[tuple[str, bytes]] | None = None) -> str:
         """Create a container, upload ``files`` ((directory, tar) pairs) into it, and start it; drop
@@ -413,6 +443,11 @@ class DockerBackend(SandboxBackend):
             return [Protection(name="container isolation", active=False,
                                detail=f"not observed yet: {BASE_REPO} is not on the engine; start one docker sandbox")]
         out = dict(self._observed)
+        out["tamper-proof verification"] = Protection(
+            name="tamper-proof verification", active=True,
+            detail="the attempt's changes from the engine's container diff; what the task's [verifier] view "
+                   "hides put back from a scratch container of the image through the archive endpoint; agent "
+                   "processes swept by the image's own /bin/sh (docs/verification.md)")
         out.setdefault("storage cap", Protection(name="storage cap", active=False, detail="storage_opt not tried yet"))
         why = HostGuard.unavailable()
         out.setdefault("compose host guard", Protection(
@@ -468,6 +503,8 @@ class DockerBackend(SandboxBackend):
         return removed
 
     async def aclose(self) -> None:
+        if self._client is not None:
+            await asyncio.to_thread(self.scratches.remove_all)
         with self._client_lock:
             client, self._client = self._client, None
         if client is not None:
@@ -728,6 +765,21 @@ class DockerSandbox(Sandbox):
         if data is None:
             raise FileNotFoundError(remote_path)
         return data
+
+    # -- verification (docs/verification.md): through the engine alone, see docker_verify.py ------
+    verifier_view = True
+
+    async def end_agent_processes(self) -> bool:
+        await self.start()
+        return await docker_verify.end_agent_processes(self)
+
+    async def changes(self) -> list[FileChange]:
+        await self.start()
+        return await docker_verify.changes(self)
+
+    async def restore(self, paths: Sequence[str]) -> None:
+        await self.start()
+        await docker_verify.restore(self, paths)
 
     async def close(self) -> None:
         self._closed = True

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import AESError, BuildError, UnsupportedDockerfile
+from ..errors import AESError, BuildError, BuildTimeout, UnsupportedDockerfile
 from ..tasks import Task, TaskFile
 from .base import PreparedEnvironment, SandboxPolicy
 from .isolation import DEFAULT_PATH, UID_RANGE, Jail, limits_for
@@ -661,7 +661,7 @@ async def _build_layer(store: LayerStore, key: str, step: Step, stack: list[Path
             identity = await jail.identity(step.user)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise BuildError(f"build timed out after {timeout:g}s before {where}: {inst.summary(80)}",
+                raise BuildTimeout(f"build timed out after {timeout:g}s before {where}: {inst.summary(80)}",
                                  hint="raise [environment].build_timeout_sec in task.toml")
             env = {**(network.env if network else {}), "HOME": identity.home, **step.env}
             out = await jail.run(step.argv, env=env, cwd=step.cwd, identity=identity,
@@ -670,7 +670,7 @@ async def _build_layer(store: LayerStore, key: str, step: Step, stack: list[Path
             jail.close()
         tail = out.tail.decode("utf-8", errors="replace").strip()
         if out.timed_out:
-            raise _remembered(BuildError(
+            raise _remembered(BuildTimeout(
                 f"build timed out after {timeout:g}s at {where} (line {inst.line}): {inst.summary(80)}",
                 hint="raise [environment].build_timeout_sec in task.toml"))
         if out.exit_code != 0:

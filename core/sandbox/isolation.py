@@ -31,6 +31,7 @@ import ctypes
 import errno
 import fcntl
 import functools
+import hashlib
 import os
 import resource
 import shutil
@@ -58,9 +59,12 @@ SANDBOX_GID = SANDBOX_UID
 UID_RANGE = 65536
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 HOSTNAME = "sandbox"
+# Where the trusted helper (Jail.run_trusted) sees the attempt's root, and how long it may take.
+TRUSTED_TARGET = "/.autoenvscaling-target"
+FILE_TIMEOUT = 300.0
 INSTALL_HINT = "apt-get install bubblewrap mmdebstrap"
 
-_MS_NOSUID, _MS_NODEV = 2, 4
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND = 1, 2, 4, 32, 4096
 _MNT_DETACH = 2
 
 
@@ -218,6 +222,18 @@ def mount_overlay(target: Path, lower: Iterable[Path], upper: Path, work: Path) 
         raise SandboxError(f"layer stack too deep to mount ({len(lowers)} layers)",
                            hint="merge RUN/COPY instructions in the Dockerfile, or use --backend docker")
     _mount("overlay", target, "overlay", 0, data)
+
+
+def mount_pristine(target: Path, lower: Iterable[Path], top: Path) -> None:
+    """A read-only overlay of ``lower`` alone (the prepared image as built, no attempt layer), with
+    ``top``, a small layer of our own, above it: it holds the mount point the trusted helper binds
+    the attempt's root at, and gives the kernel the second lower layer it wants without an upper."""
+    lowers = [str(p) for p in (top, *lower)]
+    if any(c in path for path in lowers for c in ",:\\"):
+        raise SandboxError("path unusable in an overlay mount",
+                           hint="set AUTOENVSCALING_CACHE to a path without ',' ':' or '\\'")
+    _mount("overlay", target, "overlay", _MS_RDONLY,
+           f"lowerdir={':'.join(lowers)},redirect_dir=off,index=off,metacopy=off")
 
 
 def umount(target: Path) -> None:
@@ -523,9 +539,10 @@ class Launcher:
 
     def __init__(self, root: Path, *, cgroups: Cgroups | None, limits: Limits, network: bool,
                  namespaces: Namespaces, facts: HostFacts | None = None,
-                 binds: list[tuple[str, str]] | None = None) -> None:
+                 binds: list[tuple[str, str]] | None = None, devices: list[str] | None = None) -> None:
         facts = facts or host_facts()
         assert facts.bwrap
+        self.root = root
         self.procs_files = [p.encode() for p in (cgroups.procs_files if cgroups else [])]
         self.rlimits = limits.rlimits()
         self.namespaces = namespaces
@@ -539,14 +556,30 @@ class Launcher:
             argv += ["--ro-bind", "/etc/resolv.conf", "/etc/resolv.conf"]
         for source, target in binds or []:  # build-time only (the host's CA bundle, ...)
             argv += ["--ro-bind", source, target]
+        argv += devices or []  # GPU passthrough: gpu.bwrap_gpu_args, after --dev /dev
         self.prefix = argv
 
-    def argv(self, command: list[str], *, env: dict[str, str], cwd: str) -> list[str]:
-        """The full bwrap command line: a clean environment, cwd, the command."""
-        out = [*self.prefix, "--clearenv"]
+    def argv(self, command: list[str], *, env: dict[str, str], cwd: str,
+             ro_binds: Iterable[tuple[str, str]] = ()) -> list[str]:
+        """The full bwrap command line: a clean environment, cwd, the command; ``ro_binds`` (host
+        directory, path inside) are bound read-only for this command only (the verifier runtimes)."""
+        out = list(self.prefix)
+        for source, target in ro_binds:
+            out += ["--ro-bind", source, target]
+        out.append("--clearenv")
         for key, value in env.items():
             out += ["--setenv", key, value]
         return out + ["--chdir", cwd, "--", *command]
+
+    def trusted_argv(self, pristine: Path, command: list[str]) -> list[str]:
+        """A command whose root is the pristine image (read-only: every program and library as
+        built, none the agent touched), with the attempt's root bound at TRUSTED_TARGET. A symlink
+        the agent planted can only lead into the read-only pristine root, never onto the host."""
+        assert self.prefix[0]
+        return [self.prefix[0], "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+                "--die-with-parent", "--new-session", "--ro-bind", str(pristine), "/",
+                "--dev", "/dev", "--bind", str(self.root), TRUSTED_TARGET, "--clearenv",
+                "--setenv", "PATH", DEFAULT_PATH, "--chdir", "/", "--", *command]
 
     def in_child(self, identity: Identity = ROOT) -> Callable[[], None]:
         """What the forked child runs, as host root, right before exec."""
@@ -690,9 +723,10 @@ class Jail:
 
     def __init__(self, lower: list[Path], *, memory_mb: int, pids: int, limits: Limits, network: bool,
                  storage_mb: int = 0, upper: Path | None = None, work: Path | None = None,
-                 binds: list[tuple[str, str]] | None = None) -> None:
+                 binds: list[tuple[str, str]] | None = None, devices: list[str] | None = None) -> None:
         self.lower, self.memory_mb, self.pids, self.limits, self.network = lower, memory_mb, pids, limits, network
         self.storage_mb, self.upper, self.work, self.binds = storage_mb, upper, work, binds
+        self.devices = devices
         self.facts = host_facts()
         self.name = f"{owner_tag()}.{next(_counter)}"
         self.dir = run_dir() / self.name
@@ -727,7 +761,8 @@ class Jail:
             self.cgroups.create()
             self.namespaces = Namespaces.create(network=self.network)
             self.launcher = Launcher(self.root, cgroups=self.cgroups, limits=self.limits, network=self.network,
-                                     namespaces=self.namespaces, facts=self.facts, binds=self.binds)
+                                     namespaces=self.namespaces, facts=self.facts, binds=self.binds,
+                                     devices=self.devices)
         except BaseException:
             self.close()
             raise
@@ -745,11 +780,44 @@ class Jail:
 
     async def run(self, argv: list[str], *, env: dict[str, str], cwd: str, identity: Identity = ROOT,
                   stdin: bytes | None = None, timeout: float = 60.0, limit: int = 1 << 16,
-                  tail_bytes: int = 0) -> Outcome:
+                  tail_bytes: int = 0, ro_binds: Iterable[tuple[str, str]] = ()) -> Outcome:
         launcher = self._ready()
-        full = launcher.argv(argv, env=env, cwd=cwd)
+        full = launcher.argv(argv, env=env, cwd=cwd, ro_binds=ro_binds)
         return await run_captured(full, stdin=stdin, timeout=timeout, limit=limit, kill=self._kill_after_timeout,
                                   tail_bytes=tail_bytes, in_child=launcher.in_child(identity))
+
+    def pristine(self) -> Path:
+        """The prepared image as built, mounted read-only next to the attempt's root (on first use):
+        what restores copy from and what the attempt's changes are compared against."""
+        self._ready()
+        target = self.dir / "pristine"
+        if not target.is_dir():
+            top = self.dir / "pristine-top"
+            for mount_point in (TRUSTED_TARGET, "/dev"):  # an image without /dev still gets one
+                (top / mount_point.lstrip("/")).mkdir(parents=True)
+            target.mkdir()
+            mount_pristine(target, self.lower, top)
+        return target
+
+    def expose(self, source: Path) -> Path:
+        """``source`` (a host directory anywhere, ~root/.cache included) bound read-only under the
+        attempt's run directory, which the sandbox uid can reach by path: bwrap binds it from there."""
+        self._ready()
+        target = self.dir / "exposed" / hashlib.sha256(str(source).encode()).hexdigest()[:16]
+        if not target.is_dir():
+            target.mkdir(parents=True)
+            _mount(str(source), target, "", _MS_BIND, "")
+            _mount("", target, "", _MS_BIND | _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV, "")
+        return target
+
+    async def run_trusted(self, argv: list[str], *, timeout: float = FILE_TIMEOUT) -> Outcome:
+        """Run ``argv`` as root of the attempt's user namespace with the pristine image as its root
+        and the attempt's root at TRUSTED_TARGET (Launcher.trusted_argv): the image's own rm and cp,
+        whatever the agent did to the attempt's copies."""
+        launcher = self._ready()
+        full = launcher.trusted_argv(await asyncio.to_thread(self.pristine), argv)
+        return await run_captured(full, stdin=None, timeout=timeout, limit=1 << 16, kill=lambda: None,
+                                  in_child=launcher.in_child(ROOT))
 
     async def spawn(self, argv: list[str], *, env: dict[str, str], cwd: str, identity: Identity = ROOT,
                     name: str = "service", log_bytes: int = 16384) -> "Service":

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import AsyncIterator, Iterator
 
 from ..config import cache_dir as default_cache_dir
-from ..errors import BuildError, MissingPrerequisite
+from ..errors import BuildError, BuildTimeout, MissingPrerequisite
 from .isolation import SANDBOX_GID, SANDBOX_UID, UID_RANGE, owner_alive, owner_tag
 
 MIRROR = os.environ.get("AUTOENVSCALING_DEBIAN_MIRROR", "http://deb.debian.org/debian")
@@ -332,7 +332,7 @@ class LayerStore:
         exc = self.failed.get(key)
         if exc is not None:
             rest = str(exc).partition("\n")[2]  # the output tail the first failure printed
-            raise BuildError(f"{exc.message} (this layer already failed in this batch; not rebuilt)\n{rest}",
+            raise type(exc)(f"{exc.message} (this layer already failed in this batch; not rebuilt)\n{rest}",
                              hint=exc.hint)
 
     def path(self, key: str) -> Path:
@@ -374,7 +374,7 @@ class LayerStore:
                     break
                 except BlockingIOError:
                     if deadline is not None and time.monotonic() > deadline:
-                        raise BuildError(f"timed out waiting for another build of layer {key}",
+                        raise BuildTimeout(f"timed out waiting for another build of layer {key}",
                                          hint="raise [environment].build_timeout_sec") from None
                     await asyncio.sleep(0.1)
             try:

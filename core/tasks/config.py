@@ -67,7 +67,10 @@ class EnvironmentConfig(_Section):
     """``[environment]``: how the sandbox is built and what it may use.
 
     ``allow_internet`` is a request: the sandbox policy decides whether it is granted (offline by
-    default). ``docker_image`` names a prebuilt image instead of environment/Dockerfile.
+    default). ``docker_image`` names a prebuilt image instead of environment/Dockerfile. ``gpus`` and
+    ``gpu_types`` ("H100", ...) must be honoured or the task is refused (never run without them).
+    ``browser`` (our addition, Harbor ignores it) asks for a browser the agent drives; so does a tool
+    named "browser" in ``[agent] tools``. See ``TaskRequirements`` (tasks/requirements.py).
     """
 
     build_timeout_sec: float = 600.0
@@ -78,6 +81,7 @@ class EnvironmentConfig(_Section):
     gpus: int = 0
     gpu_types: list[str] | None = None
     allow_internet: bool = False
+    browser: bool = False
     workdir: str | None = None
     env: dict[str, str] = Field(default_factory=dict)
 

@@ -12,10 +12,9 @@ from typing import Any
 import pytest
 
 from autoenvscaling.agents.base import AgentLimits
-from autoenvscaling.agents.solver import SolverAgent
+from autoenvscaling.executors.jobs import LLMSpec, SolverSpec
 from autoenvscaling.flywheel.loop import Flywheel, FlywheelConfig
 from autoenvscaling.gates.base import GateSettings
-from autoenvscaling.llm.openai_backend import OpenAIBackend
 from autoenvscaling.llm.scripted_server import ScriptedOpenAIServer, ToolCallsReply
 from autoenvscaling.plugins import create_host, hookimpl
 from autoenvscaling.sandbox.bwrap import BwrapBackend
@@ -74,20 +73,23 @@ class RoundListener:
         self.rounds.append(summary)
 
 
+def scripted_solver_spec(base_url: str, model: str = "scripted-solver") -> SolverSpec:
+    """The solver the toy flywheels use: the scripted server's model, built in each worker."""
+    return SolverSpec(llm=LLMSpec(model=model, base_url=base_url), limits=AgentLimits(max_turns=3, timeout_sec=60))
+
+
 def run_toy_flywheel(config: FlywheelConfig, out: Path, backend: Any, script: Any, *, plugins: Any = (),
                      **kw: Any) -> Any:
     """A flywheel over the toy domain whose solver is the scripted server running ``script``."""
     host = create_host(entrypoints=False, plugins=[toy, *plugins])
     with ScriptedOpenAIServer(script) as srv:
-        llm = OpenAIBackend(srv.base_url, None, "scripted-solver", max_retries=0)
-        solver = SolverAgent(llm, limits=AgentLimits(max_turns=3, timeout_sec=60))
-        fw = Flywheel(config, out, host=host, backend=backend, solver=solver, **kw)
+        fw = Flywheel(config, out, host=host, backend=backend, solver=scripted_solver_spec(srv.base_url), **kw)
 
         async def go() -> Any:
             try:
                 return await fw.run()
             finally:
-                await llm.aclose()
+                await fw.executor.aclose()
 
         try:
             return asyncio.run(go())

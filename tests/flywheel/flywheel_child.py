@@ -7,9 +7,8 @@ import asyncio
 import sys
 
 from autoenvscaling.agents.base import AgentLimits
-from autoenvscaling.agents.solver import SolverAgent
+from autoenvscaling.executors.jobs import LLMSpec, SolverSpec
 from autoenvscaling.flywheel.loop import Flywheel, FlywheelConfig
-from autoenvscaling.llm.openai_backend import OpenAIBackend
 from autoenvscaling.plugins import create_host
 from autoenvscaling.sandbox.bwrap import BwrapBackend
 from autoenvscaling.testing import toy
@@ -18,15 +17,15 @@ CONFIG = FlywheelConfig(seed=3, rounds=3, per_round=3, batch=2)
 
 
 async def main(out: str, base_url: str) -> None:
-    llm = OpenAIBackend(base_url, None, "scripted-solver", max_retries=0)
-    solver = SolverAgent(llm, limits=AgentLimits(max_turns=3, timeout_sec=60))
+    solver = SolverSpec(llm=LLMSpec(model="scripted-solver", base_url=base_url),
+                        limits=AgentLimits(max_turns=3, timeout_sec=60))
     fw = Flywheel(CONFIG, out, host=create_host(entrypoints=False, plugins=[toy]), backend=BwrapBackend(),
                   solver=solver, resume=True)
     try:
         await fw.run()
     finally:
         fw.close()
-        await llm.aclose()
+        await fw.executor.aclose()
 
 
 if __name__ == "__main__":

@@ -65,6 +65,9 @@ def test_generate_a_suite(tmp_path: Path, backend: Any, terminal_installed: None
     (["run", "--proposer", "prompt"], "error: the prompt proposer needs a model"),
     (["generate", "-n", "1", "--mix", "nosuch=1"], "error: unknown domain(s) in the mix: nosuch"),
     (["generate", "-n", "1", "--mix", "terminal=lots"], "the weight must be a number"),
+    (["run", "--no-solver", "--trainer", "nope"], "error: unknown trainer 'nope'"),
+    (["generate", "-n", "1", "--executor", "nope"], "error: unknown executor 'nope' (known: local, ray)"),
+    (["generate", "-n", "1", "--ray-address", "head:6379"], "error: the local executor takes no address"),
 ])
 def test_usage_errors_are_one_line(tmp_path: Path, args: list[str], message: str) -> None:
     done = _cli(*args, "--out", str(tmp_path / "out"))

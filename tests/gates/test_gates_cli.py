@@ -74,7 +74,8 @@ def test_validate_and_run_on_bwrap(defects, bwrap_backend):
 
 
 HARBOR = Path(__file__).resolve().parents[1] / "fixtures" / "harbor"
-RUN_FIELDS = {"path", "task", "agent", "status", "reward", "rewards", "seconds", "error", "commands", "cause", "reason"}
+RUN_FIELDS = {"path", "task", "agent", "status", "reward", "rewards", "seconds", "error", "commands", "cause", "reason",
+              "verifier_view"}
 
 
 def test_run_oracle_without_a_solution_is_an_error_and_a_zero_says_why(bwrap_backend):
@@ -90,6 +91,7 @@ def test_run_oracle_without_a_solution_is_an_error_and_a_zero_says_why(bwrap_bac
     assert (error["reward"], error["rewards"], error["commands"]) == (0.0, {}, 0)
     assert (zero["status"], zero["reward"], zero["cause"]) == ("ok", 0.0, "python: command not found")
     assert zero["reason"] == "scored 0: python: command not found"
+    assert error["verifier_view"] == [] and zero["verifier_view"] == ["verifier view: protected"]
     table = cli("tasks", "run", "--agent", "oracle", str(no_solution))
     assert table.returncode == 0 and "error" in table.stdout and "nothing to run" in table.stdout  # a wrapped table
 

@@ -44,7 +44,7 @@ def test_the_scaffold_installs_and_its_own_tests_pass(tmp_path, throwaway_env):
     package = tmp_path / "autoenvscaling-demo-kit"
     assert sorted(p.relative_to(package).as_posix() for p in package.rglob("*") if p.is_file()) == [
         "README.md", "autoenvscaling_demo_kit/__init__.py", "autoenvscaling_demo_kit/domain.py",
-        "pyproject.toml", "tests/test_domain.py"]
+        "autoenvscaling_demo_kit/tools.py", "pyproject.toml", "tests/test_domain.py"]
     assert not re.search(r"\{\{.*\}\}", "".join(p.read_text() for p in package.rglob("*") if p.is_file()))
 
     env = throwaway_env()
@@ -53,7 +53,7 @@ def test_the_scaffold_installs_and_its_own_tests_pass(tmp_path, throwaway_env):
                     env={"AUTOENVSCALING_STRICT_PLUGINS": "1"}, cwd=package, timeout=600)
     assert tests.returncode == 0, tests.stdout[-3000:] + tests.stderr[-2000:]
     summary = tests.stdout.strip().splitlines()[-1]
-    assert re.search(r"\b[34] passed", summary), summary  # 3, plus the gates test where bwrap runs
+    assert re.search(r"\b[45] passed", summary), summary  # 4, plus the gates test where bwrap runs
     assert "failed" not in summary and "error" not in summary
 
     listed = env.cli("domains", "list", "--json", AUTOENVSCALING_STRICT_PLUGINS="1",

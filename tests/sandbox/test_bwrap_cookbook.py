@@ -57,7 +57,7 @@ def test_multi_step_trial_scores_every_step(cookbook_backend, harbor_cookbook):
     """Its verifiers are plain bash, so the full trial (steps, workdir uploads, healthcheck, per-step
     verifier env) scores without any offline toolchain."""
     task = read_task(harbor_cookbook / "multi-step")
-    result = asyncio.run(TrialRunner(cookbook_backend, offline_runtime={}).run(task, OracleAgent()))
+    result = asyncio.run(TrialRunner(cookbook_backend, runtimes=[]).run(task, OracleAgent()))
     assert result.status == "ok", result.error
     assert result.rewards == {"scaffold": 1.0, "implement": 1.0, "document": 1.0}
 

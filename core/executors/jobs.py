@@ -1,0 +1,272 @@
+"""Jobs as plain data: what a worker process (local or on a Ray cluster) needs to do one unit of work.
+
+A job holds no live object: the task travels as a ``TaskRef`` (a path on storage every worker reads,
+or the task directory inline as a tar for small generated tasks), the sandbox backend as a name and
+a ``SandboxPolicy``, models as specs (name, base URL, options), and the plugins as import paths.
+The worker rebuilds what it needs from a fresh plugin host (see ``worker.py``) and sends back a
+``JobResult`` whose value is one of the pydantic result models (ValidationReport, TrialResult,
+ProposeOutcome). Seeds are fields of the job, so the result never depends on which worker ran it
+or in which order.
+
+Inline task references are the default for generated tasks (a few KB to a few MB); tasks that
+already live on disk (``tasks validate PATH``) travel as absolute paths, so a run across machines
+needs those paths on shared storage (docs/scaling.md).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..agents.base import AgentLimits
+from ..errors import UsageError
+from ..flywheel.assignments import Assignment
+from ..gates.base import GateSettings, ValidationReport
+from ..proposers.base import Proposal
+from ..runtime.trial import TrialResult
+from ..sandbox.base import SandboxPolicy
+from ..tasks import Task
+
+if TYPE_CHECKING:
+    from ..agents.solver import SolverAgent
+    from ..llm.base import LLMBackend
+    from ..plugins.host import PluginHost
+    from ..sandbox.base import SandboxBackend
+
+_DATA = ConfigDict(frozen=True, ser_json_bytes="base64", val_json_bytes="base64")
+
+
+class TaskRef(BaseModel):
+    """A task as a job carries it: ``path`` (a task directory every worker can read) or ``blob``
+    (the task directory as a tar, for tasks that exist only in memory)."""
+
+    model_config = _DATA
+
+    path: str | None = None
+    blob: bytes | None = None
+
+    @classmethod
+    def inline(cls, task: Task) -> "TaskRef":
+        from ..flywheel.rundb import task_to_blob
+
+        return cls(blob=task_to_blob(task))
+
+    @classmethod
+    def at(cls, path: str | os.PathLike[str]) -> "TaskRef":
+        return cls(path=str(Path(path).resolve()))
+
+    def load(self) -> Task:
+        from ..flywheel.rundb import task_from_blob
+        from ..tasks.harbor import read_task
+
+        if self.blob is not None:
+            return task_from_blob(self.blob)
+        if self.path is None:
+            raise UsageError("a task reference needs a path or a blob", hint="use TaskRef.at(path) or TaskRef.inline(task)")
+        return read_task(self.path)
+
+
+class PluginRef(BaseModel):
+    """A plugin a worker registers: the importable module, under the name the driver gave it."""
+
+    model_config = _DATA
+
+    name: str
+    module: str
+    distribution: str | None = None
+
+
+class WorkerSetup(BaseModel):
+    """What every job of a batch shares: the plugins (built-ins are always there) and the sandbox
+    backend by name with its policy (None: the job needs no sandbox)."""
+
+    model_config = _DATA
+
+    plugins: tuple[PluginRef, ...] = ()
+    strict: bool = False
+    backend: str | None = None
+    policy: SandboxPolicy = Field(default_factory=SandboxPolicy)
+    cache_dir: str | None = None
+
+    @classmethod
+    def of(cls, host: PluginHost, backend: SandboxBackend | None = None) -> "WorkerSetup":
+        """The setup that rebuilds ``host``'s plugins and ``backend`` in a worker. Plugins must be
+        importable modules (installed entry points, or modules registered in-process); an object
+        plugin that registers what workers use cannot travel, and says so. Object plugins that only
+        observe events (task validated, round ended) or register what only the driver uses (commands,
+        trainers, doctor checks) stay on the driver."""
+        refs = []
+        for info in host.plugins():
+            if info.builtin:
+                continue
+            plugin = host.pm.get_plugin(info.name)
+            module = getattr(plugin, "__name__", None)
+            if isinstance(module, str) and _is_module(plugin):
+                refs.append(PluginRef(name=info.name, module=module, distribution=info.distribution))
+            elif any(h.startswith("autoenvscaling_register_") and h not in _DRIVER_HOOKS for h in info.hooks):
+                raise UsageError(f"plugin {info.name} is an in-process object, so worker processes cannot load it",
+                                 hint="register an importable module (or an entry point), or use "
+                                      "LocalExecutor(in_process=True)")
+        return cls(plugins=tuple(refs), strict=host.strict,
+                   backend=backend.name if backend is not None else None,
+                   policy=backend.policy if backend is not None else SandboxPolicy(),
+                   cache_dir=str(backend.cache_dir) if backend is not None else None)
+
+    def load_plugins(self) -> list[tuple[PluginRef, object]]:
+        return [(ref, importlib.import_module(ref.module)) for ref in self.plugins]
+
+
+# Registrations used only by the driver process: an object plugin limited to these need not travel.
+_DRIVER_HOOKS = frozenset({"autoenvscaling_register_commands", "autoenvscaling_register_trainers",
+                           "autoenvscaling_register_prerequisites"})
+
+
+def _is_module(obj: object) -> bool:
+    import types
+
+    return isinstance(obj, types.ModuleType)
+
+
+class LLMSpec(BaseModel):
+    """A model to build in the worker through the host's LLM backend registry: ``backend`` by name
+    (default: openai with a ``base_url``, else transformers, which loads ``model`` once per worker)."""
+
+    model_config = _DATA
+
+    model: str = "embedded"
+    base_url: str | None = None
+    backend: str | None = None
+
+    def build(self, host: PluginHost) -> LLMBackend:
+        name = self.backend or ("openai" if self.base_url else "transformers")
+        return host.llm_backends.get(name).from_target(self.model, self.base_url)
+
+
+class SolverSpec(BaseModel):
+    """The solver as data: its model and the SolverAgent options (None: the model's profile). A
+    trainer returns a new one (a new checkpoint path, or a new served model name)."""
+
+    model_config = _DATA
+
+    llm: LLMSpec = Field(default_factory=LLMSpec)
+    temperature: float | None = None
+    max_tokens_per_turn: int | None = None
+    limits: AgentLimits | None = None
+    tool_calling: bool | None = None
+    rollout_concurrency: int | None = None
+
+    @property
+    def model(self) -> str:
+        return self.llm.model
+
+    def build(self, host: PluginHost, llm: LLMBackend | None = None) -> SolverAgent:
+        """The agent, with every tool registered with ``host`` for tasks whose ``[agent] tools`` name them."""
+        from ..agents.solver import SolverAgent
+        from ..agents.tools import Toolbox
+
+        return SolverAgent(llm or self.llm.build(host), temperature=self.temperature,
+                           max_tokens_per_turn=self.max_tokens_per_turn, limits=self.limits,
+                           tool_calling=self.tool_calling, rollout_concurrency=self.rollout_concurrency,
+                           tools=Toolbox.from_host(host))
+
+
+class AgentSpec(BaseModel):
+    """An agent by its registered name; "solver" needs ``solver``."""
+
+    model_config = _DATA
+
+    name: str
+    solver: SolverSpec | None = None
+
+
+class ValidateJob(BaseModel):
+    """Admission gates over one task. ``gates``: the names to run (None: every registered gate)."""
+
+    model_config = _DATA
+
+    kind: Literal["validate"] = "validate"
+    key: str
+    setup: WorkerSetup
+    task: TaskRef
+    label: str
+    settings: GateSettings = Field(default_factory=GateSettings)
+    gates: tuple[str, ...] | None = None
+    suite: tuple[TaskRef, ...] = ()
+    held_out: tuple[str, ...] = ()
+    solver: SolverSpec | None = None
+    backend_name: str | None = None  # the backend lint judges for when the job starts none
+
+
+class AttemptJob(BaseModel):
+    """One trial of a task with an agent; ``seed`` (a rollout's) makes a sampling agent repeatable."""
+
+    model_config = _DATA
+
+    kind: Literal["attempt"] = "attempt"
+    key: str
+    setup: WorkerSetup
+    task: TaskRef
+    agent: AgentSpec
+    seed: int | None = None
+
+
+class ProposeJob(BaseModel):
+    """One flywheel unit's phase A: propose for ``assignment``, name the task, run ``gates`` on it.
+    ``pool``: the admitted tasks as the batch began (near-duplicates for proposers that check).
+    ``parent``: the assignment's parent task (the assignment travels without it)."""
+
+    model_config = _DATA
+
+    kind: Literal["propose"] = "propose"
+    key: str
+    setup: WorkerSetup
+    proposer: str
+    proposer_llm: LLMSpec | None = None
+    domain: str
+    seed: int
+    round: int
+    slot: int
+    assignment: Assignment
+    parent: TaskRef | None = None
+    settings: GateSettings = Field(default_factory=GateSettings)
+    gates: tuple[str, ...] = ()
+    pool: tuple[TaskRef, ...] = ()
+
+
+JobSpec = Annotated[Union[ValidateJob, AttemptJob, ProposeJob], Field(discriminator="kind")]
+
+
+class ProposeOutcome(BaseModel):
+    """Phase A's result: the proposal, the task as named for the suite, and its phase A report."""
+
+    model_config = ConfigDict(frozen=True)
+
+    proposal: Proposal
+    task: Task | None = None
+    report: ValidationReport | None = None
+
+
+JobValue = Union[ValidationReport, TrialResult, ProposeOutcome]
+
+
+class JobResult(BaseModel):
+    """One job's result, in completion order, with the job's key. ``error`` is one line (the
+    traceback, when there is one, in ``details``); ``retries``: how often a dead worker's job was
+    started again."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: str
+    value: JobValue | None = None
+    error: str | None = None
+    details: str | None = None
+    retries: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+

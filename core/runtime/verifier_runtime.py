@@ -1,0 +1,130 @@
+"""Verifier runtimes: files a verifier needs that the image does not have, provided at verification
+time only, read-only and out of the agent's reach.
+
+A ``VerifierRuntime`` (registered through ``autoenvscaling_register_verifier_runtimes``) says whether
+it applies to a task in a context (an offline sandbox; a domain's runtime to that domain's tasks),
+materialises its files in a host directory (cached under the cache dir) and names the environment
+the verifier gets with it mounted at ``/opt/autoenvscaling-verifier/<name>``. The trial runner
+treats every runtime alike; backends provide the directory for the verifier's command alone (bwrap
+binds it read-only into that one exec; docker uploads it once the agent's processes are gone and
+removes it after the command). The built-in one, ``offline``, holds the shims of runtime/offline.py.
+"""
+
+from __future__ import annotations
+
+import abc
+import hashlib
+import os
+import shutil
+import uuid
+from pathlib import Path, PurePosixPath
+from typing import ClassVar, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..config import cache_dir as default_cache_dir
+from ..sandbox.rootfs import file_lock
+from ..tasks import Task
+from .paths import VERIFIER_RUNTIME
+
+
+class RuntimeContext(BaseModel):
+    """Where a task is being verified: ``offline`` when its sandbox has no network; ``backend`` the
+    sandbox backend's name."""
+
+    model_config = ConfigDict(frozen=True)
+
+    offline: bool
+    backend: str
+
+
+class RuntimeEnv(BaseModel):
+    """What a runtime adds to the verifier's environment: directories put first on PATH (in this
+    order) and variables set."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path_prefix: tuple[str, ...] = ()
+    env: dict[str, str] = Field(default_factory=dict)
+
+
+class VerifierRuntime(abc.ABC):
+    """One runtime. Subclasses set ``name`` (a short identifier: the mount point's last component)."""
+
+    name: ClassVar[str]
+
+    def __init__(self, *, cache_dir: Path | None = None) -> None:
+        self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
+
+    @abc.abstractmethod
+    def applies(self, task: Task, context: RuntimeContext) -> bool:
+        """Whether the verifier of ``task`` gets this runtime in ``context``."""
+
+    @abc.abstractmethod
+    def materialise(self) -> Path:
+        """A host directory holding the runtime's files (cached; cheap after the first call). Its
+        files must be world-readable: sandboxes read them as unprivileged users."""
+
+    def environment(self, mount: str) -> RuntimeEnv:
+        """The environment the verifier gets with the runtime mounted at ``mount``."""
+        return RuntimeEnv()
+
+    @property
+    def mount(self) -> str:
+        return f"{VERIFIER_RUNTIME}/{self.name}"
+
+
+def task_domain(task: Task) -> str | None:
+    """The domain a task belongs to (``[metadata.autoenvscaling] domain``), for domain-owned runtimes."""
+    return task.provenance.domain
+
+
+def materialise_files(files: Mapping[str, tuple[bytes, bool]], name: str, cache_dir: Path) -> Path:
+    """Write ``{relative path: (bytes, executable)}`` once into a content-addressed directory under
+    ``<cache_dir>/verifier/runtimes`` and return it. Safe between parallel processes (locked, and
+    renamed into place complete)."""
+    digest = hashlib.sha256()
+    for rel in sorted(files):
+        data, executable = files[rel]
+        digest.update(f"{rel}\0{int(executable)}\0{len(data)}\0".encode() + data)
+    root = Path(cache_dir) / "verifier" / "runtimes"
+    target = root / f"{name}-{digest.hexdigest()[:16]}"
+    if target.is_dir():
+        return target
+    with file_lock(root / ".lock"):
+        if target.is_dir():
+            return target
+        staged = root / f".tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        try:
+            for rel, (data, executable) in files.items():
+                parts = PurePosixPath(rel).parts
+                if PurePosixPath(rel).is_absolute() or ".." in parts:
+                    raise ValueError(f"unsafe path in a verifier runtime: {rel!r}")
+                path = staged.joinpath(*parts)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data)
+                path.chmod(0o755 if executable else 0o644)
+            for directory in [staged, *(p for p in staged.rglob("*") if p.is_dir())]:
+                directory.chmod(0o755)
+            staged.rename(target)
+        finally:
+            shutil.rmtree(staged, ignore_errors=True)
+    return target
+
+
+class OfflineRuntime(VerifierRuntime):
+    """The offline shims and provisioned packages (runtime/offline.py) for sandboxes without network:
+    its bin/ goes first on PATH and AUTOENVSCALING_OFFLINE=1 is set."""
+
+    name = "offline"
+
+    def applies(self, task: Task, context: RuntimeContext) -> bool:
+        return context.offline
+
+    def materialise(self) -> Path:
+        from .offline import runtime_files
+
+        return materialise_files(runtime_files(cache_dir=self.cache_dir), self.name, self.cache_dir)
+
+    def environment(self, mount: str) -> RuntimeEnv:
+        return RuntimeEnv(path_prefix=(f"{mount}/bin",), env={"AUTOENVSCALING_OFFLINE": "1"})

@@ -1,0 +1,47 @@
+"""What a task asks of the sandbox that runs it, read from task.toml and its files.
+
+A backend declares what it can honour on this machine (``BackendCapabilities``,
+sandbox/base.py); ``gates/requirements.py`` matches the two. Requirements are what a task cannot do
+without (GPUs of a type, several services, a browser) plus what it would like (the internet, memory
+and disk beyond the policy's caps), which the policy may clamp or deny.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from .task import Task
+
+BROWSER_TOOL = "browser"  # an [agent] tools entry that asks for a browser, like [environment] browser
+
+
+class TaskRequirements(BaseModel):
+    """``gpus``/``gpu_types``: GPUs of one of those models (any model when empty). ``compose``: the
+    compose file in environment/ (several services), or None. ``browser``: a browser the agent
+    drives. ``internet``: allow_internet. ``memory_mb``/``storage_mb``: what the task asks for."""
+
+    model_config = ConfigDict(frozen=True)
+
+    gpus: int = 0
+    gpu_types: tuple[str, ...] = ()
+    compose: str | None = None
+    browser: bool = False
+    internet: bool = False
+    memory_mb: int = 0
+    storage_mb: int = 0
+
+
+def requirements_of(task: Task) -> TaskRequirements:
+    """The requirements of ``task``, from ``[environment]``, ``[agent] tools`` (of the task and of its
+    steps) and environment/."""
+    # The compose file names are the sandbox layer's knowledge; imported here, not at module level,
+    # so the task model never depends on the sandboxes at import.
+    from ..sandbox.compose import compose_file
+
+    env = task.config.environment
+    tools = set(task.config.agent.tools or [])
+    for step in task.steps:
+        tools |= set((step.agent.tools if step.agent else None) or [])
+    return TaskRequirements(gpus=max(0, env.gpus), gpu_types=tuple(env.gpu_types or ()), compose=compose_file(task),
+                            browser=env.browser or BROWSER_TOOL in tools, internet=env.allow_internet,
+                            memory_mb=env.memory_mb, storage_mb=env.storage_mb)

@@ -1,0 +1,205 @@
+"""The local executor: jobs are plain data that survive JSON, run in worker processes with their own
+plugin host, come back in completion order, and survive a worker killed mid-job."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import aes_pid_plugin as pidp
+import pytest
+from pydantic import TypeAdapter
+
+from autoenvscaling.errors import UsageError
+from autoenvscaling.executors.base import LocalExecutor
+from autoenvscaling.executors.jobs import (AgentSpec, AttemptJob, JobResult, JobSpec, LLMSpec, ProposeJob, SolverSpec,
+                                           TaskRef, ValidateJob, WorkerSetup)
+from autoenvscaling.flywheel.assignments import Assignment
+from autoenvscaling.gates.base import GateSettings, ValidationReport
+from autoenvscaling.plugins import create_host, hookimpl
+from autoenvscaling.runtime.trial import TrialResult
+
+
+def _collect(executor: LocalExecutor, jobs: list) -> list[JobResult]:
+    async def go() -> list[JobResult]:
+        try:
+            return [r async for r in executor.map(jobs)]
+        finally:
+            await executor.aclose()
+
+    return asyncio.run(go())
+
+
+def test_every_job_kind_round_trips_through_json(pid_host, bwrap, tmp_path: Path) -> None:
+    setup = WorkerSetup.of(pid_host, bwrap)
+    task = pidp.pid_task(tmp_path)
+    binary = task.model_copy(update={"files": {**task.files, "environment/blob.bin": task.files["tests/test.sh"].model_copy(
+        update={"data": bytes(range(256))})}})
+    jobs = [
+        ValidateJob(key="v", setup=setup, task=TaskRef.at(pidp.DEFECTS / "good"), label="good",
+                    settings=GateSettings(flaky_runs=1), suite=(TaskRef.inline(binary),)),
+        AttemptJob(key="a", setup=setup, task=TaskRef.inline(binary),
+                   agent=AgentSpec(name="solver", solver=SolverSpec(llm=LLMSpec(model="m", base_url="http://127.0.0.1:1"))),
+                   seed=7),
+        ProposeJob(key="p", setup=setup, proposer="procedural", domain="toy", seed=3, round=0, slot=1,
+                   assignment=Assignment(domain="toy", direction="new", seed=3, text="x"), gates=("lint",)),
+    ]
+    adapter = TypeAdapter(JobSpec)
+    for job in jobs:
+        back = adapter.validate_json(adapter.dump_json(job))
+        assert back == job
+    assert TypeAdapter(JobSpec).validate_json(adapter.dump_json(jobs[1])).task.load().files["environment/blob.bin"].data \
+        == bytes(range(256))
+    assert [r.module for r in setup.plugins] == ["aes_pid_plugin"]
+    assert (setup.backend, setup.policy) == ("bwrap", bwrap.policy)
+
+
+def test_jobs_run_in_worker_processes_and_a_failing_job_is_one_error_line(pid_host, bwrap, tmp_path: Path) -> None:
+    setup = WorkerSetup.of(pid_host, bwrap)
+    task = pidp.pid_task(tmp_path / "run")
+    (tmp_path / "run" / "go").touch()
+    jobs = [AttemptJob(key="pid", setup=setup, task=TaskRef.inline(task), agent=AgentSpec(name="pidfile")),
+            AttemptJob(key="unknown", setup=setup, task=TaskRef.inline(task), agent=AgentSpec(name="no-such-agent")),
+            ValidateJob(key="lint", setup=setup, task=TaskRef.at(pidp.DEFECTS / "missing-test-sh"), label="m",
+                        gates=("lint",))]
+    results = {r.key: r for r in _collect(LocalExecutor(concurrency=2), jobs)}
+    assert set(results) == {"pid", "unknown", "lint"}
+    attempt = results["pid"].value
+    assert isinstance(attempt, TrialResult) and attempt.status == "ok" and attempt.reward == 0.0
+    worker_pid = pidp.wait_for_pid(tmp_path / "run", timeout=1)
+    import os
+
+    assert worker_pid != os.getpid()  # the agent ran in a worker process, not here
+    bad = results["unknown"]
+    assert not bad.ok and bad.value is None and "\n" not in bad.error and "no-such-agent" in bad.error
+    assert "Traceback" in (bad.details or "")
+    report = results["lint"].value
+    assert isinstance(report, ValidationReport) and (report.status, report.reason) == ("invalid", "lint: missing tests/test.sh")
+
+
+def test_a_worker_killed_mid_job_is_replaced_and_the_job_runs_again(pid_host, bwrap, tmp_path: Path) -> None:
+    setup = WorkerSetup.of(pid_host, bwrap)
+    folder = tmp_path / "kill"
+    job = AttemptJob(key="victim", setup=setup, task=TaskRef.inline(pidp.pid_task(folder)), agent=AgentSpec(name="pidfile"))
+    executor = LocalExecutor(concurrency=1, max_retries=2)
+
+    async def go() -> list[JobResult]:
+        batch = asyncio.ensure_future(_results(executor, [job]))
+        first = await asyncio.to_thread(pidp.wait_for_pid, folder)
+        pidp.kill(first)
+        second = await asyncio.to_thread(pidp.wait_for_pid, folder, exclude={first})
+        (folder / "go").touch()
+        results = await batch
+        assert second != first
+        return results
+
+    (result,) = asyncio.run(go())
+    assert result.ok and result.retries == 1 and isinstance(result.value, TrialResult) and result.value.status == "ok"
+    assert len(list(folder.glob("pid-*"))) == 2  # once on the killed worker, once on its replacement
+
+
+def test_a_job_whose_workers_keep_dying_is_an_error_naming_the_signal(pid_host, bwrap, tmp_path: Path) -> None:
+    setup = WorkerSetup.of(pid_host, bwrap)
+    folder, other = tmp_path / "doomed", tmp_path / "fine"
+    doomed = AttemptJob(key="doomed", setup=setup, task=TaskRef.inline(pidp.pid_task(folder)), agent=AgentSpec(name="pidfile"))
+    fine = AttemptJob(key="fine", setup=setup, task=TaskRef.inline(pidp.pid_task(other)), agent=AgentSpec(name="pidfile"))
+    (other / "go").touch()
+    executor = LocalExecutor(concurrency=2, max_retries=1)
+
+    async def go() -> list[JobResult]:
+        batch = asyncio.ensure_future(_results(executor, [doomed, fine]))
+        seen: set[int] = set()
+        for _ in range(2):  # the first try and its one retry
+            pid = await asyncio.to_thread(pidp.wait_for_pid, folder, exclude=seen)
+            seen.add(pid)
+            pidp.kill(pid)
+        return await batch
+
+    results = {r.key: r for r in asyncio.run(go())}
+    assert results["fine"].ok
+    assert results["doomed"].error == "worker process killed by SIGKILL (2 attempt(s))"
+    assert results["doomed"].retries == 1
+
+
+class _ObjectPlugin:
+    @hookimpl
+    def autoenvscaling_register_agents(self, registrar):  # noqa: ANN001
+        registrar.add("object-agent", pidp.PidfileAgent)
+
+
+def test_an_object_plugin_that_registers_things_cannot_travel_to_workers() -> None:
+    host = create_host(strict=True, entrypoints=False, plugins=[_ObjectPlugin()])
+    with pytest.raises(UsageError, match="in-process object, so worker processes cannot load it") as err:
+        WorkerSetup.of(host)
+    assert "in_process=True" in (err.value.hint or "")
+
+
+def test_in_process_mode_runs_the_same_jobs_in_this_process(pid_host, bwrap, tmp_path: Path) -> None:
+    import os
+
+    folder = tmp_path / "here"
+    job = AttemptJob(key="x", setup=WorkerSetup.of(pid_host, bwrap), task=TaskRef.inline(pidp.pid_task(folder)),
+                     agent=AgentSpec(name="pidfile"))
+    (folder / "go").touch()
+    (result,) = _collect(LocalExecutor(in_process=True), [job])
+    assert result.ok and result.value.status == "ok"
+    assert pidp.wait_for_pid(folder, timeout=1) == os.getpid()
+
+
+def test_the_local_executor_takes_no_address() -> None:
+    with pytest.raises(UsageError, match="takes no address") as err:
+        LocalExecutor(address="ray://head:10001")
+    assert "--executor ray" in (err.value.hint or "")
+
+
+async def _results(executor: LocalExecutor, jobs: list) -> list[JobResult]:
+    try:
+        return [r async for r in executor.map(jobs)]
+    finally:
+        await executor.aclose()
+
+
+DRIVER = """
+import asyncio, sys
+sys.path.insert(0, sys.argv[2])
+import aes_pid_plugin as pidp
+from pathlib import Path
+from autoenvscaling.executors.base import LocalExecutor
+from autoenvscaling.executors.jobs import AgentSpec, AttemptJob, TaskRef, WorkerSetup
+from autoenvscaling.plugins import create_host
+from autoenvscaling.sandbox.bwrap import BwrapBackend
+
+host = create_host(strict=True, entrypoints=False, plugins=[pidp])
+job = AttemptJob(key="k", setup=WorkerSetup.of(host, BwrapBackend()), task=TaskRef.inline(pidp.pid_task(Path(sys.argv[1]))),
+                 agent=AgentSpec(name="pidfile"))
+
+async def main():
+    async for _ in LocalExecutor(concurrency=1).map([job]):
+        pass
+
+asyncio.run(main())
+"""
+
+
+def test_workers_die_with_a_driver_killed_by_sigkill(bwrap, tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+    import time
+
+    folder = tmp_path / "orphan"
+    driver = subprocess.Popen([sys.executable, "-c", DRIVER, str(folder), str(Path(pidp.__file__).parent)])
+    try:
+        worker = pidp.wait_for_pid(folder, timeout=60)
+    finally:
+        pidp.kill(driver.pid)
+        driver.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(worker, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    pidp.kill(worker)
+    raise AssertionError(f"worker {worker} outlived its driver")

@@ -1,0 +1,151 @@
+"""The verifier-view planner, pure logic: each rule that hides an agent change, the changes it must
+keep visible (the agent's legitimate work), and the agent_paths / view="agent" escapes."""
+
+from __future__ import annotations
+
+import pytest
+
+from autoenvscaling.runtime.verifier_view import FileChange, ImageIndex, plan_view, plugin_entry_points
+
+SITE = "/usr/lib/python3/dist-packages"
+INDEX = ImageIndex(
+    path_dirs=("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin", "/opt/venv/bin"),
+    executables=frozenset({"python3", "bash", "pytest", "tar", "sh"}),
+    python_dirs=("/usr/lib/python311.zip", "/usr/lib/python3.11", "/usr/local/lib/python3.11/dist-packages",
+                 SITE, "/root/.local/lib/python3.11/site-packages", "/opt/venv/lib/python3.11/site-packages"),
+    modules=frozenset({"json", "pytest", "_pytest", "os", "numpy"}),
+)
+
+
+def added(path: str, is_dir: bool = False) -> FileChange:
+    return FileChange(path=path, kind="added", is_dir=is_dir)
+
+
+def plan(*changes: FileChange, **kw):
+    return plan_view(kw.pop("view", "protected"), changes, INDEX, workdir=kw.pop("workdir", "/app"), **kw)
+
+
+@pytest.mark.parametrize("change", [
+    FileChange(path="/usr/bin/python3", kind="modified"),
+    FileChange(path="/bin/bash", kind="modified"),
+    FileChange(path="/usr/bin/pytest", kind="deleted"),
+    FileChange(path="/usr/lib/x86_64-linux-gnu/libc.so.6", kind="modified"),
+    FileChange(path="/etc/ld.so.cache", kind="modified"),
+    FileChange(path="/etc/alternatives/python", kind="modified"),
+    FileChange(path="/etc/python3.11/sitecustomize.py", kind="modified"),
+    FileChange(path="/opt/venv/bin/python", kind="modified"),  # the image's PATH dir, outside /usr
+    FileChange(path=f"{SITE}/_pytest", kind="modified", is_dir=True, replaced=True),  # an opaque dir
+    FileChange(path="/usr/lib/python3.11", kind="deleted"),  # a whole directory removed
+])
+def test_modified_and_deleted_image_files_under_protected_trees_are_restored(change):
+    assert plan(change).restore == {change.path: "replaces an image file"}
+
+
+def test_a_directory_whose_contents_changed_is_not_restored_wholesale():
+    """dpkg adding /usr/bin/hello modifies /usr/bin (a copied-up dir): restoring it would hide the package."""
+    changes = [FileChange(path="/usr/bin", kind="modified", is_dir=True), added("/usr/bin/hello")]
+    assert plan(*changes).restore == {}
+
+
+def test_replacing_an_ancestor_of_a_protected_tree_is_restored():
+    # /opt is not protected, but making it a symlink would redirect /opt/venv/bin
+    assert plan(FileChange(path="/opt", kind="modified", replaced=True)).restore == {
+        "/opt": "replaces an ancestor of a protected tree"}
+    assert plan(FileChange(path="/opt", kind="modified", is_dir=True)).restore == {}
+
+
+@pytest.mark.parametrize("path, why", [
+    (f"{SITE}/evil.pth", "Python start-up hook"),
+    ("/usr/local/lib/python3.11/dist-packages/sitecustomize.py", "Python start-up hook"),
+    ("/root/.local/lib/python3.11/site-packages/usercustomize.py", "Python start-up hook"),
+    ("/srv/other/site-packages/x.pth", "Python start-up hook"),  # any site-packages dir
+    ("/app/__pycache__/main.cpython-311.pyc", "compiled Python (recompiled from source)"),
+    ("/etc/ld.so.preload", "dynamic-loader configuration"),
+    ("/etc/ld.so.conf.d/evil.conf", "dynamic-loader configuration"),
+    ("/conftest.py", "pytest configuration in an ancestor of /tests"),
+    ("/pytest.ini", "pytest configuration in an ancestor of /tests"),
+    ("/pyproject.toml", "pytest configuration in an ancestor of /tests"),
+    ("/usr/local/bin/python3", "shadows an image program"),
+    ("/usr/local/bin/tar", "shadows an image program"),
+    ("/usr/local/lib/python3.11/dist-packages/pytest", "shadows an image Python module"),
+    ("/usr/local/lib/python3.11/dist-packages/json.py", "shadows an image Python module"),
+    ("/usr/local/lib/python3.11/dist-packages/numpy.cpython-311-x86_64-linux-gnu.so", "shadows an image Python module"),
+    ("/app/json.py", "shadows an image Python module"),  # the verifier's working directory
+])
+def test_added_code_that_runs_by_itself_or_shadows_the_image_is_removed(path, why):
+    assert plan(added(path)).restore == {path: why}
+
+
+@pytest.mark.parametrize("path", [
+    "/usr/bin/hello",  # a new program from a package the agent installed
+    "/usr/local/bin/mytool",
+    f"{SITE}/requests",  # a new Python package
+    "/etc/hosts", "/etc/passwd", "/home/alice/.bashrc", "/var/lib/dpkg/status",
+    "/app/solution.py", "/app/json.py.bak", "/tests.txt",
+    "/srv/conftest.py", "/app/pytest.ini",  # not an ancestor of /tests
+    "/app/notes.pth",  # not a site directory
+])
+def test_the_agents_legitimate_work_stays_visible(path):
+    assert plan(added(path), FileChange(path="/etc/hosts", kind="modified")).restore == {}
+
+
+def test_parents_first_and_paths_under_a_restored_one_are_dropped():
+    changes = [FileChange(path="/usr/lib/python3.11/json/__init__.py", kind="modified"),
+               FileChange(path="/usr/lib/python3.11", kind="deleted"),
+               FileChange(path="/bin/bash", kind="modified")]
+    assert list(plan(*changes).restore) == ["/bin/bash", "/usr/lib/python3.11"]
+
+
+def test_agent_paths_keep_changes_visible_and_are_counted():
+    changes = [FileChange(path="/usr/bin/python3", kind="modified"), added(f"{SITE}/dev.pth")]
+    result = plan(*changes, agent_paths=["/usr/bin/python3", SITE + "/"])
+    assert result.restore == {} and result.kept_by_agent_paths == 2
+
+
+def test_view_agent_keeps_everything():
+    result = plan(FileChange(path="/usr/bin/python3", kind="modified"), added("/etc/ld.so.preload"), view="agent")
+    assert result.view == "agent" and result.restore == {} and result.entry_points == ()
+
+
+def test_added_entry_points_are_read_and_only_pytest11_ones_removed():
+    result = plan(added(f"{SITE}/evil-1.0.dist-info/entry_points.txt"),
+                  added("/usr/local/lib/python3.11/dist-packages/tool-2.egg-info/entry_points.txt"),
+                  added(f"{SITE}/plain/entry_points.txt"))  # not in a *.dist-info: not metadata
+    assert result.entry_points == (f"{SITE}/evil-1.0.dist-info/entry_points.txt",
+                                   "/usr/local/lib/python3.11/dist-packages/tool-2.egg-info/entry_points.txt")
+    contents = {"a": b"[pytest11]\nevil = evil_plugin\n", "b": b"[console_scripts]\ntool = tool:main\n",
+                "c": b"[pytest11\nbroken", "d": None}
+    assert plugin_entry_points(contents) == ["a", "c"]
+
+
+def test_protected_trees_include_the_images_own_dirs():
+    trees = INDEX.protected_trees()
+    assert "/usr" in trees and "/etc/ld.so.preload" in trees and "/opt/venv/bin" in trees
+    assert "/opt/venv/lib/python3.11/site-packages" in trees
+
+
+def test_the_index_script_lists_path_dirs_programs_and_python_modules(tmp_path):
+    """INDEX_SCRIPT run by a real sh: a PATH dir that does not exist yet is still listed (an agent
+    could create it ahead of the real one), and each python found lists its sys.path modules."""
+    import os
+    import subprocess
+    import sys
+
+    from autoenvscaling.runtime.verifier_view import INDEX_SCRIPT, parse_index
+
+    bin_dir, lib = tmp_path / "bin", tmp_path / "lib"
+    bin_dir.mkdir()
+    lib.mkdir()
+    (bin_dir / "tool").write_text("#!/bin/sh\n")
+    (bin_dir / "python3").symlink_to(sys.executable)
+    (lib / "aes_probe_mod.py").write_text("")
+    (lib / "aes_probe_ext.cpython-311-x86_64-linux-gnu.so").write_text("")
+    missing = tmp_path / "missing"
+    env = {"PATH": f"{missing}:{bin_dir}:/usr/bin:/bin", "PYTHONPATH": str(lib), "HOME": str(tmp_path)}
+    out = subprocess.run(["sh", "-c", INDEX_SCRIPT], capture_output=True, text=True, env=env, check=True).stdout
+    index = parse_index(out)
+    assert index.path_dirs[:2] == (str(missing), str(bin_dir)) and "/usr/bin" in index.path_dirs
+    assert {"tool", "python3", "sh"} <= index.executables
+    assert str(lib) in index.python_dirs and os.path.dirname(os.__file__) in index.python_dirs
+    assert {"aes_probe_mod", "aes_probe_ext", "json", "os"} <= index.modules
+    assert str(missing) in index.protected_trees()
