@@ -179,6 +179,6 @@ def test_the_cli_lists_prerequisites_with_their_hints(tmp_path):
     text = result.stdout
     assert "prerequisites (registered by plugins)" in text
     assert "--  docker-engine (autoenvscaling.plugins.builtin)" in text
-    assert "hint: start one, e.g. `podman system service" in text.split("docker-engine (autoenvscaling")[1]
+    assert "hint: start one: `eval" in text.split("docker-engine (autoenvscaling")[1]
     report = json.loads(run_doctor("--json", DOCKER_HOST=f"unix://{tmp_path}/no-engine.sock").stdout)
     assert all(set(row) == {"name", "plugin", "needed_for", "ok", "detail", "hint"} for row in report["prerequisites"])

@@ -31,16 +31,14 @@ TOOLS = [
     ("mmdebstrap", "building the local Debian base root filesystem", "apt-get install mmdebstrap"),
     ("podman", "a local Docker-API engine (docker backend, tests)", "apt-get install podman runc"),
     ("runc", "podman on hybrid cgroups (crun refuses them)", "apt-get install runc"),
-    ("chromium", "computer-use tasks (Playwright with the system browser)", "apt-get install chromium"),
 ]
-# module -> the pip extra (or plugin) that provides it
+# module -> the pip extra that provides it. What a plugin needs (a browser, Ray, a GPU) it reports itself
+# through autoenvscaling_register_prerequisites: the doctor knows none of it.
 OPTIONAL_PACKAGES = {
     "docker": "autoenvscaling[docker]",
     "openai": "autoenvscaling[llm]",
     "transformers": "autoenvscaling[local]",
     "torch": "torch==2.13.0 (install it first: a plain `torch` pulls a CUDA build)",
-    "playwright": "autoenvscaling[browser]",
-    "ray": "the Ray executor plugin",
     "pyarrow": "autoenvscaling[export]",
     "datasets": "autoenvscaling[test]",
 }
@@ -154,7 +152,7 @@ def _tool(command: str, needed_for: str, hint: str) -> dict[str, Any]:
     path = shutil.which(command)
     row = {"name": command, "found": path is not None, "path": path, "version": None, "needed_for": needed_for,
            "hint": None if path else hint}
-    if path and command != "chromium":  # chromium --version starts the browser: too slow for a check
+    if path:
         try:
             proc = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=5)
             lines = (proc.stdout or proc.stderr).strip().splitlines()

@@ -161,6 +161,9 @@ async def _flywheel(config: Any, out: Path, *, resume: bool, backend_name: str, 
     backend = make_backend(backend_name, host, SandboxPolicy(network=network))  # fails here if it cannot run
     # One model in both roles (the paper's route to self-improvement) is one spec, so each worker loads it once.
     solver_spec = _solver_spec(*solver, llm_backend) if solver is not None else None
+    for spec in (proposer_llm, solver_spec.llm if solver_spec else None):
+        if spec is not None:
+            spec.check(host)  # one clear line now, not a failed job in every worker
     with _RichProgress() as progress:
         flywheel = Flywheel(config, out, host=host, backend=backend, solver=solver_spec, proposer_llm=proposer_llm,
                             executor=runner, progress=progress, resume=resume)

@@ -141,9 +141,15 @@ class LLMSpec(BaseModel):
     base_url: str | None = None
     backend: str | None = None
 
+    def backend_name(self) -> str:
+        return self.backend or ("openai" if self.base_url else "transformers")
+
     def build(self, host: PluginHost) -> LLMBackend:
-        name = self.backend or ("openai" if self.base_url else "transformers")
-        return host.llm_backends.get(name).from_target(self.model, self.base_url)
+        return host.llm_backends.get(self.backend_name()).from_target(self.model, self.base_url)
+
+    def check(self, host: PluginHost) -> None:
+        """Fail now, in one line, if the workers could not build this model (nothing is loaded)."""
+        host.llm_backends.get(self.backend_name()).check_target(self.model, self.base_url)
 
 
 class SolverSpec(BaseModel):

@@ -156,6 +156,13 @@ class LLMBackend(abc.ABC):
         raise UsageError(f"the {cls.name} LLM backend cannot be built from a model name and a base URL",
                          hint="use --llm-backend openai (with --base-url) or transformers")
 
+    @classmethod
+    def check_target(cls, model: str | None, base_url: str | None) -> None:
+        """Raise our error if ``from_target(model, base_url)`` could not work, without connecting or
+        loading anything: the CLI checks this before workers try to build the model."""
+        if cls.from_target.__func__ is LLMBackend.from_target.__func__:  # type: ignore[attr-defined]
+            cls.from_target(model, base_url)
+
     @abc.abstractmethod
     async def chat(
         self,

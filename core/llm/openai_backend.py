@@ -106,10 +106,15 @@ class OpenAIBackend(LLMBackend):
 
     @classmethod
     def from_target(cls, model: str | None, base_url: str | None) -> OpenAIBackend:
+        cls.check_target(model, base_url)
+        assert base_url is not None
+        return cls(base_url, None, model or "default")
+
+    @classmethod
+    def check_target(cls, model: str | None, base_url: str | None) -> None:
         if not base_url:
             raise LLMConfigError("the openai LLM backend needs the server's base URL",
                                  hint="pass --base-url URL (or the role's --solver-base-url / --proposer-base-url)")
-        return cls(base_url, None, model or "default")
 
     def __init__(
         self,

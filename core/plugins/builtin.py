@@ -3,11 +3,26 @@ path, so nothing is imported until it is used."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .hookspecs import hookimpl
+
+if TYPE_CHECKING:  # types only: nothing is imported until it is used
+    from ..agents.base import Agent
+    from ..agents.tools import Tool
+    from ..executors.base import Executor
+    from ..gates.base import Gate
+    from ..llm.base import LLMBackend
+    from ..proposers.base import Proposer
+    from ..runtime.verifier_runtime import VerifierRuntime
+    from ..sandbox.base import SandboxBackend
+    from ..suite.formats import TaskFormat
+    from .prerequisites import Prerequisite
+    from .registry import Registrar
 
 
 @hookimpl
-def autoenvscaling_register_sandbox_backends(registrar):  # noqa: ANN001 - hook signature
+def autoenvscaling_register_sandbox_backends(registrar: Registrar[SandboxBackend]) -> None:
     registrar.add("bwrap", "autoenvscaling.sandbox.bwrap:BwrapBackend",
                   description="bubblewrap sandboxes over copy-on-write root filesystems (Linux)")
     registrar.add("docker", "autoenvscaling.sandbox.docker_backend:DockerBackend", extra="docker",
@@ -15,19 +30,19 @@ def autoenvscaling_register_sandbox_backends(registrar):  # noqa: ANN001 - hook 
 
 
 @hookimpl
-def autoenvscaling_register_agents(registrar):  # noqa: ANN001
+def autoenvscaling_register_agents(registrar: Registrar[Agent]) -> None:
     registrar.add("oracle", "autoenvscaling.agents.builtin:OracleAgent", description="runs solution/solve.sh")
     registrar.add("nop", "autoenvscaling.agents.builtin:NopAgent", description="does nothing")
     registrar.add("solver", "autoenvscaling.agents.solver:SolverAgent", description="LLM terminal agent (bash, finish and the task's [agent] tools)")
 
 
 @hookimpl
-def autoenvscaling_register_tools(registrar):  # noqa: ANN001
+def autoenvscaling_register_tools(registrar: Registrar[Tool]) -> None:
     registrar.add("bash", "autoenvscaling.agents.tools:BashTool", description="run a shell command in the sandbox")
 
 
 @hookimpl
-def autoenvscaling_register_executors(registrar):  # noqa: ANN001
+def autoenvscaling_register_executors(registrar: Registrar[Executor]) -> None:
     registrar.add("local", "autoenvscaling.executors.base:LocalExecutor",
                   description="worker processes on this machine (--jobs N)")
     registrar.add("ray", "autoenvscaling.executors.ray_executor:RayExecutor", extra="ray",
@@ -35,7 +50,7 @@ def autoenvscaling_register_executors(registrar):  # noqa: ANN001
 
 
 @hookimpl
-def autoenvscaling_register_gates(registrar):  # noqa: ANN001
+def autoenvscaling_register_gates(registrar: Registrar[Gate]) -> None:
     for name, path in [
         ("lint", "autoenvscaling.gates.lint:LintGate"),
         ("build", "autoenvscaling.gates.runtime:BuildGate"),
@@ -52,7 +67,7 @@ def autoenvscaling_register_gates(registrar):  # noqa: ANN001
 
 
 @hookimpl
-def autoenvscaling_register_proposers(registrar):  # noqa: ANN001
+def autoenvscaling_register_proposers(registrar: Registrar[Proposer]) -> None:
     registrar.add("procedural", "autoenvscaling.proposers.procedural:ProceduralProposer",
                   description="a domain's own generators, no LLM")
     registrar.add("prompt", "autoenvscaling.proposers.prompt:PromptProposer",
@@ -64,14 +79,14 @@ def autoenvscaling_register_proposers(registrar):  # noqa: ANN001
 
 
 @hookimpl
-def autoenvscaling_register_formats(registrar):  # noqa: ANN001
+def autoenvscaling_register_formats(registrar: Registrar[TaskFormat]) -> None:
     registrar.add("harbor", "autoenvscaling.suite.harbor_format:HarborFormat", description="Harbor task directories / dataset")
     registrar.add("jsonl", "autoenvscaling.suite.rows:JsonlFormat", description="one JSON row per task")
     registrar.add("parquet", "autoenvscaling.suite.rows:ParquetFormat", extra="export", description="Parquet rows (datasets-loadable)")
 
 
 @hookimpl
-def autoenvscaling_register_llm_backends(registrar):  # noqa: ANN001
+def autoenvscaling_register_llm_backends(registrar: Registrar[LLMBackend]) -> None:
     registrar.add("openai", "autoenvscaling.llm.openai_backend:OpenAIBackend", extra="llm",
                   description="any OpenAI-compatible server (vLLM, SGLang, Ollama, hosted APIs)")
     registrar.add("transformers", "autoenvscaling.llm.local_backend:TransformersBackend", extra="local",
@@ -79,7 +94,7 @@ def autoenvscaling_register_llm_backends(registrar):  # noqa: ANN001
 
 
 @hookimpl
-def autoenvscaling_register_prerequisites(registrar):  # noqa: ANN001
+def autoenvscaling_register_prerequisites(registrar: Registrar[Prerequisite]) -> None:
     # Next to the backends that need them; the doctor reports whatever plugins register.
     registrar.add("bubblewrap", "autoenvscaling.sandbox.prerequisites:Bubblewrap")
     registrar.add("docker-engine", "autoenvscaling.sandbox.prerequisites:DockerEngine")
@@ -88,6 +103,6 @@ def autoenvscaling_register_prerequisites(registrar):  # noqa: ANN001
 
 
 @hookimpl
-def autoenvscaling_register_verifier_runtimes(registrar):  # noqa: ANN001
+def autoenvscaling_register_verifier_runtimes(registrar: Registrar[VerifierRuntime]) -> None:
     registrar.add("offline", "autoenvscaling.runtime.verifier_runtime:OfflineRuntime",
                   description="shims for apt-get, curl and uv/uvx, and provisioned wheels, for offline verifiers")

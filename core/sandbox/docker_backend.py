@@ -68,6 +68,7 @@ ULIMITS = [("nofile", 1024, 1024), ("nproc", 4096, 4096)]
 CONTROL_TIMEOUT = 120.0  # create/start/inspect/remove: an engine that takes longer is broken
 ARCHIVE_LIMIT = 512 * 1024 * 1024  # get_archive refuses more than this (host memory)
 SWEEP_TIMEOUT = 30.0
+INSPECT_TRIES = 5  # an inspect racing a container's exit is retried this often
 GO_MODE_SYMLINK = 1 << 27  # os.ModeSymlink in the engine's (Go) file-mode bits of an archive stat
 FIX_HINT = (f"start Docker, or serve podman's Docker API: `podman system service --time=0 unix://{SYSTEM_SOCKET} &` "
             f"then `export DOCKER_HOST=unix://{SYSTEM_SOCKET}` (.ci/podman.sh does both)")
@@ -512,6 +513,7 @@ class DockerBackend(SandboxBackend):
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
+
 class DockerSandbox(Sandbox):
     """One attempt: a container (and, for a compose task, its sidecars and network) that lives from
     ``start`` to ``close``."""
@@ -612,8 +614,17 @@ class DockerSandbox(Sandbox):
 
     async def _check_alive(self) -> None:
         """Raise, quoting the container's last output line, when it is no longer running."""
-        info = await self.backend.call(self.backend.client.api.inspect_container, self.container_id,
-                                       what="inspect container")
+        for attempt in range(INSPECT_TRIES):
+            try:
+                info = await self.backend.call(self.backend.client.api.inspect_container, self.container_id,
+                                               what="inspect container")
+                break
+            except SandboxError:
+                # podman's inspect can fail while the container's last process exits ("read
+                # /proc/<pid>/cgroup: no such process"): a moment later it reports the exit.
+                if attempt == INSPECT_TRIES - 1:
+                    raise
+                await asyncio.sleep(0.2)
         state = info.get("State") or {}
         if state.get("Running"):
             return

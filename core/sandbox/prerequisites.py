@@ -16,8 +16,8 @@ from http.client import HTTPConnection
 from ..plugins.prerequisites import Prerequisite, PrerequisiteStatus
 from .gpu import host_gpus
 
-ENGINE_HINT = ("start one, e.g. `podman system service --time=0 unix:///run/podman.sock` and "
-               "DOCKER_HOST=unix:///run/podman.sock (see DESIGN.md section 6)")
+ENGINE_HINT = ("start one: `eval \"$(bash .ci/podman.sh)\"` in a checkout, or `podman system service --time=0 "
+               "unix:///run/podman.sock` and DOCKER_HOST=unix:///run/podman.sock")
 
 
 def docker_engine(timeout: float = 2.0) -> dict[str, str | bool | None]:

@@ -68,6 +68,7 @@ def test_generate_a_suite(tmp_path: Path, backend: Any, terminal_installed: None
     (["run", "--no-solver", "--trainer", "nope"], "error: unknown trainer 'nope'"),
     (["generate", "-n", "1", "--executor", "nope"], "error: unknown executor 'nope' (known: local, ray)"),
     (["generate", "-n", "1", "--ray-address", "head:6379"], "error: the local executor takes no address"),
+    (["run", "--llm-backend", "openai"], "error: the openai LLM backend needs the server's base URL"),
 ])
 def test_usage_errors_are_one_line(tmp_path: Path, args: list[str], message: str) -> None:
     done = _cli(*args, "--out", str(tmp_path / "out"))
