@@ -219,6 +219,8 @@ class SolverAgent(Agent):
                            workdir=sandbox.workdir)
         if self.tool_calling:
             return await self.converse(sandbox, user, limits=limits, tools=tools, task=task, step=step)
+        if not any(t.name == "bash" for t in tools):  # the text prompts and the example teach bash blocks
+            return await self.converse(sandbox, user, limits=limits, tools=tools, task=task, step=step)
         system = self.system_prompt or prompt_text("autoenvscaling.agents", "solver_system_text.md")
         return await self.converse(sandbox, user, limits=limits, system=system, examples=example_messages(),
                                    tools=tools, task=task, step=step)
@@ -238,8 +240,13 @@ class SolverAgent(Agent):
         if use_tools:
             system = system or self.system_prompt or prompt_text("autoenvscaling.agents", "solver_system.md")
         else:
-            system = (system or self.system_prompt or prompt_text("autoenvscaling.agents", "solver_system_text.md"))
-            system = _with_text_tools(system, [t for name, t in offered.items() if name != "bash"])
+            others = [t for name, t in offered.items() if name != "bash"]
+            if "bash" in offered or system or self.system_prompt:
+                system = _with_text_tools(system or self.system_prompt
+                                          or prompt_text("autoenvscaling.agents", "solver_system_text.md"), others)
+            else:  # no shell: a prompt that teaches only the tool blocks
+                system = prompt_text("autoenvscaling.agents", "solver_system_tools_only.md",
+                                     tools="\n".join(t.text_usage() for t in others))
         messages = [ChatMessage.system(system), *examples, ChatMessage.user(user_text)]
         # bash and finish lead, in the order the prompts and earlier transcripts have them.
         ordered = sorted(offered.values(), key=lambda t: t.name != "bash")

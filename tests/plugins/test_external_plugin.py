@@ -128,6 +128,23 @@ def test_the_text_protocol_uses_the_plugin_tool(host: PluginHost, bwrap: BwrapBa
     assert result.trajectory is not None and [a.tool for a in result.trajectory.actions] == ["kv"]
 
 
+def test_a_task_without_bash_is_taught_only_its_tools(host: PluginHost, bwrap: BwrapBackend) -> None:
+    """[agent] tools = ["kv"]: the text protocol's prompt has no shell and no bash example, and a
+    ```bash block the model writes anyway runs nothing."""
+    task = read_task(KV_TASK)
+    task = task.with_config(task.config.model_copy(update={"agent": task.config.agent.model_copy(update={"tools": ["kv"]})}))
+    result, bodies = _attempt(bwrap, task, [
+        TextReply("```bash\necho blue-42 > /var/lib/aes-kv/colour\n```"),
+        TextReply('```kv\n{"op": "set", "key": "colour", "value": "blue-42"}\n```'),
+        TextReply("FINISH"),
+    ], tools=Toolbox.from_host(host), tool_calling=False)
+    system = bodies[0]["messages"][0]["content"]
+    assert "```bash" not in system and "```kv" in system and "there is no shell" in system
+    assert [m["role"] for m in bodies[0]["messages"]] == ["system", "user"]  # no bash worked example
+    assert result.trajectory is not None and [a.tool for a in result.trajectory.actions] == ["kv"]
+    assert result.reward == 1.0
+
+
 def test_a_task_without_the_tool_is_not_offered_it(host: PluginHost, bwrap: BwrapBackend) -> None:
     task = ToyDomain().generate("count-lines", seed=3, difficulty="easy")  # no [agent] tools: bash only
     result, bodies = _attempt(bwrap, task, [ToolCallsReply([("kv", SET_COLOUR)]), ToolCallsReply([("finish", {})])],
