@@ -32,6 +32,7 @@ View = Literal["protected", "agent"]
 SYSTEM_TREES: tuple[str, ...] = (
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
     "/etc/ld.so.preload", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/ld.so.cache", "/etc/alternatives",
+    "/etc/nsswitch.conf",  # names the NSS modules every user or host lookup loads
 )
 SYSTEM_GLOBS: tuple[str, ...] = ("/etc/python3*",)
 # Files Python runs at start-up by their mere presence in a site directory.
@@ -40,6 +41,7 @@ STARTUP_NAMES = frozenset({"sitecustomize.py", "usercustomize.py"})
 PYTEST_CONFIGS = frozenset({"conftest.py", "pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "setup.py",
                             "pyproject.toml"})
 _SITE_DIR = re.compile(r"/(?:site|dist)-packages(?:/|$)")
+_LIBC_LOADED = re.compile(r"^libnss_[^/]*\.so(?:\.[0-9.]+)?$")
 _MODULE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\.py|\.pyc|\.pyw|(?:\.[A-Za-z0-9_-]+)*\.so)?$")
 
 
@@ -123,12 +125,17 @@ def _rule(change: FileChange, path: str, trees: tuple[str, ...], path_dirs: set[
         return "Python start-up hook"
     if _under(path, "/etc/ld.so.conf.d") or path == "/etc/ld.so.preload":
         return "dynamic-loader configuration"
+    if _LIBC_LOADED.match(name) or "/gconv/" in parent + "/":
+        return "a module the C library loads by name"  # NSS (user and host lookups), iconv
     if parent == "/" and name in PYTEST_CONFIGS:
         return "pytest configuration in an ancestor of /tests"
-    if parent in path_dirs and name in index.executables:
+    # A home's .local/bin and site-packages count wherever the home is: the verifier's HOME comes
+    # from /etc/passwd, which the agent may edit, and uv's installer puts ~/.local/bin first on PATH.
+    if (parent in path_dirs or parent.endswith("/.local/bin")) and name in index.executables:
         return "shadows an image program"
     module = _MODULE.match(name)
-    if module and module.group(1) in index.modules and (parent in python_dirs or parent == workdir):
+    top_site = parent in python_dirs or parent.endswith(("/site-packages", "/dist-packages"))
+    if module and module.group(1) in index.modules and (top_site or parent == workdir):
         return "shadows an image Python module"
     return None
 

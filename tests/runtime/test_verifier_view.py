@@ -32,6 +32,7 @@ def plan(*changes: FileChange, **kw):
     FileChange(path="/usr/lib/x86_64-linux-gnu/libc.so.6", kind="modified"),
     FileChange(path="/etc/ld.so.cache", kind="modified"),
     FileChange(path="/etc/alternatives/python", kind="modified"),
+    FileChange(path="/etc/nsswitch.conf", kind="modified"),
     FileChange(path="/etc/python3.11/sitecustomize.py", kind="modified"),
     FileChange(path="/opt/venv/bin/python", kind="modified"),  # the image's PATH dir, outside /usr
     FileChange(path=f"{SITE}/_pytest", kind="modified", is_dir=True, replaced=True),  # an opaque dir
@@ -71,6 +72,12 @@ def test_replacing_an_ancestor_of_a_protected_tree_is_restored():
     ("/usr/local/lib/python3.11/dist-packages/json.py", "shadows an image Python module"),
     ("/usr/local/lib/python3.11/dist-packages/numpy.cpython-311-x86_64-linux-gnu.so", "shadows an image Python module"),
     ("/app/json.py", "shadows an image Python module"),  # the verifier's working directory
+    # a home the agent made root's in /etc/passwd: its user site and ~/.local/bin come first
+    ("/srv/evil/.local/lib/python3.11/site-packages/pytest", "shadows an image Python module"),
+    ("/srv/evil/.local/bin/pytest", "shadows an image program"),
+    ("/root/.local/bin/python3", "shadows an image program"),
+    ("/usr/lib/x86_64-linux-gnu/libnss_evil.so.2", "a module the C library loads by name"),
+    ("/usr/lib/x86_64-linux-gnu/gconv/gconv-modules.d/evil.conf", "a module the C library loads by name"),
 ])
 def test_added_code_that_runs_by_itself_or_shadows_the_image_is_removed(path, why):
     assert plan(added(path)).restore == {path: why}
@@ -80,6 +87,8 @@ def test_added_code_that_runs_by_itself_or_shadows_the_image_is_removed(path, wh
     "/usr/bin/hello",  # a new program from a package the agent installed
     "/usr/local/bin/mytool",
     f"{SITE}/requests",  # a new Python package
+    f"{SITE}/flask/json",  # a package's own submodule named like a top-level one
+    "/srv/evil/.local/lib/python3.11/site-packages/flask/json.py",
     "/etc/hosts", "/etc/passwd", "/home/alice/.bashrc", "/var/lib/dpkg/status",
     "/app/solution.py", "/app/json.py.bak", "/tests.txt",
     "/srv/conftest.py", "/app/pytest.ini",  # not an ancestor of /tests
