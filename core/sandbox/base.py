@@ -339,3 +339,19 @@ def make_tar(files: Mapping[str, bytes | tuple[bytes, bool]]) -> bytes:
             info.mode = 0o755 if executable else 0o644
             tar.addfile(info, io.BytesIO(data))
     return buf.getvalue()
+
+
+ARGV_BYTES = 96 * 1024  # arguments per command, well under the kernel's limit for all of them
+
+
+def argv_chunks(paths: list[str], limit: int = ARGV_BYTES) -> list[list[str]]:
+    """``paths`` split into runs whose total length stays under ``limit``, one command each."""
+    out: list[list[str]] = []
+    size = limit + 1
+    for path in paths:
+        if size + len(path) + 1 > limit:
+            out.append([])
+            size = 0
+        out[-1].append(path)
+        size += len(path) + 1
+    return out

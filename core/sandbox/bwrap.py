@@ -41,6 +41,7 @@ from .base import (
     Sandbox,
     SandboxBackend,
     SandboxPolicy,
+    argv_chunks,
 )
 from .dockerfile import build_environment, plan_build
 from .isolation import (DEFAULT_PATH, HOSTNAME, INSTALL_HINT, SANDBOX_UID, TRUSTED_TARGET, UID_RANGE, Identity,
@@ -306,7 +307,7 @@ class BwrapSandbox(Sandbox):
 
     async def _trusted(self, script: str, paths: Sequence[str], what: str) -> None:
         """Run a trusted-helper script over ``paths`` (in chunks that fit one command line)."""
-        for chunk in _chunks([_absolute(p) for p in paths]):
+        for chunk in argv_chunks([_absolute(p) for p in paths]):
             async with self._lock:
                 out = await self.jail.run_trusted(["/bin/sh", "-c", script, "sh", *chunk])
             if out.exit_code != 0:
@@ -349,19 +350,8 @@ _MKDIR = _REACH + '''for p do
 done
 exit $status
 '''
-_ARGV_BYTES = 96 * 1024
 
 
-def _chunks(paths: list[str]) -> list[list[str]]:
-    out: list[list[str]] = []
-    size = _ARGV_BYTES + 1
-    for path in paths:
-        if size + len(path) + 1 > _ARGV_BYTES:
-            out.append([])
-            size = 0
-        out[-1].append(path)
-        size += len(path) + 1
-    return out
 
 
 def upper_changes(upper: Path, pristine: Path) -> list[FileChange]:

@@ -19,7 +19,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ..errors import SandboxError
-from .base import FileChange, make_tar
+from .base import FileChange, argv_chunks, make_tar
 from .docker_images import LABEL
 
 if TYPE_CHECKING:
@@ -29,7 +29,6 @@ _KINDS = {0: "modified", 1: "added", 2: "deleted"}
 # Go's os.FileMode type bits, as the engine's archive stat reports them.
 _GO_DIR, _GO_SYMLINK = 1 << 31, 1 << 27
 _GO_TYPE = _GO_DIR | _GO_SYMLINK | (1 << 26) | (1 << 25) | (1 << 24) | (1 << 21) | (1 << 19)
-_ARGV_BYTES = 96 * 1024
 
 
 class ScratchContainers:
@@ -120,7 +119,7 @@ async def restore(sandbox: "DockerSandbox", paths: Sequence[str]) -> None:
                        and any(str(d["Path"]).startswith(r.rstrip("/") + "/") for r in restored_dirs)]
         if doomed:
             rm = await _image_program(sandbox, scratch, "rm")
-            for chunk in _chunks(doomed):
+            for chunk in argv_chunks(doomed):
                 await _exec_argv(sandbox, [rm, "-rf", "--", *chunk], what="remove agent files")
 
 
@@ -191,16 +190,6 @@ async def _exec_argv(sandbox: "DockerSandbox", argv: list[str], *, what: str, ch
         raise SandboxError(f"{what} failed (exit {info.get('ExitCode')}): {text[-1][:200] if text else 'no output'}")
 
 
-def _chunks(paths: list[str]) -> list[list[str]]:
-    out: list[list[str]] = []
-    size = _ARGV_BYTES + 1
-    for path in paths:
-        if size + len(path) + 1 > _ARGV_BYTES:
-            out.append([])
-            size = 0
-        out[-1].append(path)
-        size += len(path) + 1
-    return out
 
 
 def _absolute(path: str) -> str:

@@ -13,6 +13,7 @@ _EXPORTS = {
     "acheck_domain_contract": "contract",
     "assert_domain_contract": "contract",
     "ToyDomain": "toy",
+    "ScriptedAgent": "agents",
 }
 
 __all__ = sorted(_EXPORTS)

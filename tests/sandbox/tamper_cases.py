@@ -12,13 +12,11 @@ import base64
 import os
 import shutil
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
-from autoenvscaling.agents.base import Action, Agent, AgentLimits, Trajectory
-from autoenvscaling.sandbox.base import Sandbox
-from autoenvscaling.tasks import StepConfig, Task
+from autoenvscaling.tasks import Task
+from autoenvscaling.testing import ScriptedAgent
 
 DOCKERFILE = """FROM debian:bookworm
 RUN apt-get update && apt-get install -y --no-install-recommends python3-pytest && rm -rf /var/lib/apt/lists/*
@@ -53,25 +51,6 @@ __attribute__((constructor)) static void hijack(void) {
     if (strstr(buf, "pytest")) _exit(0);  /* pytest "passes" whatever the tests say */
 }
 """
-
-
-class ScriptAgent(Agent):
-    """Runs fixed shell commands, like a policy that always emits the same actions."""
-
-    name = "scripted"
-
-    def __init__(self, *commands: str) -> None:
-        self.commands = commands
-
-    async def run(self, task: Task, sandbox: Sandbox, *, step: StepConfig | None = None,
-                  limits: AgentLimits | None = None) -> Trajectory:
-        start = time.monotonic()
-        actions = []
-        for command in self.commands:
-            result = await sandbox.exec(command, timeout=60)
-            actions.append(Action(command=command, output=result.tail(2000), exit_code=result.exit_code,
-                                  seconds=result.seconds, timed_out=result.timed_out))
-        return Trajectory(agent=self.name, actions=actions, seconds=time.monotonic() - start)
 
 
 def _fake(path: str, body: str) -> str:
@@ -188,3 +167,4 @@ def control_task(deb: bytes, control: str) -> Task:
                                               "else echo 0 > /logs/verifier/reward.txt; fi\n",
                              "solution/solve.sh": solve + "\n"}
     return Task.create(f"control-{control}", {}, "Change the system.", files)
+

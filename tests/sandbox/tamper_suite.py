@@ -19,8 +19,9 @@ import pytest
 from autoenvscaling.agents.builtin import NopAgent, OracleAgent
 from autoenvscaling.runtime.trial import TrialResult, TrialRunner
 from autoenvscaling.tasks import read_task
+from autoenvscaling.testing import ScriptedAgent
 
-from .tamper_cases import (CONTROLS, EVERY_VIEW, HIDDEN, ScriptAgent, attacks, build_deb, control_task,
+from .tamper_cases import (CONTROLS, EVERY_VIEW, HIDDEN, attacks, build_deb, control_task,
                            preload_library, tamper_task)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "harbor"
@@ -53,11 +54,11 @@ def test_attack_works_on_the_agents_view_and_scores_0_under_protection(suite, at
     commands = suite["attacks"][attack]
     if attack == "ld.so.preload" and "touch" in commands[0]:
         pytest.skip("no C compiler on this host for the preload library")
-    seen = _run(suite, "agent", ScriptAgent(*commands))
+    seen = _run(suite, "agent", ScriptedAgent(*commands))
     assert seen.reward == 1.0, (attack, seen.error, seen.steps[-1].verifier.output_tail,
                                 seen.steps[-1].trajectory.actions)
     assert seen.steps[-1].verifier.view == "agent"
-    result = _run(suite, "protected", ScriptAgent(*commands))
+    result = _run(suite, "protected", ScriptedAgent(*commands))
     verifier = result.steps[-1].verifier
     assert result.status == "ok" and result.reward == 0.0, (attack, result.error, verifier.output_tail)
     assert HIDDEN[attack] in verifier.restored_paths, verifier.restored_paths
@@ -67,7 +68,7 @@ def test_attack_works_on_the_agents_view_and_scores_0_under_protection(suite, at
 
 def test_a_background_process_dies_with_its_command(suite):
     for view in ("agent", "protected"):
-        result = _run(suite, view, ScriptAgent(*suite["attacks"]["background-writer"]))
+        result = _run(suite, view, ScriptedAgent(*suite["attacks"]["background-writer"]))
         beats = int(result.steps[-1].trajectory.actions[0].output.strip() or 0)
         assert beats >= 3  # it ran, writing the reward, while its command lived
         assert result.status == "ok" and result.reward == 0.0, result.steps[-1].verifier
@@ -75,7 +76,7 @@ def test_a_background_process_dies_with_its_command(suite):
 
 def test_a_pre_written_read_only_reward_never_counts(suite):
     for view in ("agent", "protected"):
-        result = _run(suite, view, ScriptAgent(*suite["attacks"]["read-only-reward"]))
+        result = _run(suite, view, ScriptedAgent(*suite["attacks"]["read-only-reward"]))
         assert '"reward": 1' in result.steps[-1].trajectory.actions[0].output  # it was there
         assert result.status == "ok" and result.reward == 0.0, result.steps[-1].verifier
 
@@ -98,7 +99,7 @@ def test_agent_paths_let_a_task_see_a_toolchain_change(suite):
     task = tamper_task(suite["deb"], name="tamper-agent-paths")
     task = task.with_config(task.config.model_copy(update={"verifier": task.config.verifier.model_copy(
         update={"agent_paths": ["/usr/bin/pytest"]})}))
-    result = asyncio.run(suite["runner"].run(task, ScriptAgent(*suite["attacks"]["pytest"]), prepared=suite["prepared"]))
+    result = asyncio.run(suite["runner"].run(task, ScriptedAgent(*suite["attacks"]["pytest"]), prepared=suite["prepared"]))
     assert result.reward == 1.0 and result.steps[-1].verifier.restored == 0
 
 

@@ -9,8 +9,8 @@ import asyncio
 import pytest
 
 from autoenvscaling.runtime.trial import TrialRunner
+from autoenvscaling.testing import ScriptedAgent
 
-from .tamper_cases import ScriptAgent
 from .tamper_suite import *  # noqa: F403 - the shared tampering tests, run on this backend
 
 PYTEST_PKG = "/usr/lib/python3/dist-packages/pytest"
@@ -66,7 +66,7 @@ def test_a_backend_without_changes_verifies_with_view_agent_and_says_so(bwrap_cl
             return PlainSandbox(task, prepared, self.policy)
 
     runner = TrialRunner(PlainBackend(policy=suite["runner"].backend.policy))
-    result = asyncio.run(runner.run(suite["protected"], ScriptAgent(*suite["attacks"]["pytest"]),
+    result = asyncio.run(runner.run(suite["protected"], ScriptedAgent(*suite["attacks"]["pytest"]),
                                     prepared=suite["prepared"]))
     verifier = result.steps[-1].verifier
     assert result.reward == 1.0 and verifier.view == "agent"

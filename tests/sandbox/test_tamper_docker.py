@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from autoenvscaling.testing import ScriptedAgent
+
 from .conftest_docker import *  # noqa: F403 - the shared docker fixtures
-from .tamper_cases import ScriptAgent
 from .tamper_suite import *  # noqa: F403 - the shared tampering tests, run on this backend
 from .tamper_suite import _run
 
@@ -36,12 +37,12 @@ SURVIVOR = ("setsid nohup sh -c 'while :; do echo beat >> /tmp/heartbeat; mkdir 
 
 def test_a_process_that_disabled_the_sweep_is_killed_by_the_images_shell(suite):
     commands = (NEUTERED_SH, SURVIVOR, "sleep 0.5; wc -l < /tmp/heartbeat", "sleep 0.5; wc -l < /tmp/heartbeat")
-    protected = _run(suite, "protected", ScriptAgent(*commands))
+    protected = _run(suite, "protected", ScriptedAgent(*commands))
     beats = [int(a.output.strip()) for a in protected.steps[-1].trajectory.actions[2:]]
     assert beats[1] > beats[0] > 0  # it outlived the command that started it
     verifier = protected.steps[-1].verifier
     assert protected.status == "ok" and protected.reward == 0.0, (protected.error, verifier.output_tail)
     assert "/usr/bin/dash" in verifier.restored_paths
     # The agent's view keeps the neutered shell, so no sweep can end the writer: an error, never a reward.
-    seen = _run(suite, "agent", ScriptAgent(*commands))
+    seen = _run(suite, "agent", ScriptedAgent(*commands))
     assert seen.status == "error" and "survived" in (seen.error or "") and seen.reward == 0.0

@@ -20,7 +20,7 @@ from autoenvscaling.gates.validate import Validator, validate_many
 from autoenvscaling.plugins import create_host
 from autoenvscaling.runtime.trial import TrialRunner
 from autoenvscaling_terminal.families import CATALOG
-from agents import ScriptedAgent
+from autoenvscaling.testing import ScriptedAgent
 from helpers import domain, suite
 
 SAMPLE = [(family, ("easy", "medium", "hard")[i % 3]) for i, family in enumerate(CATALOG)]

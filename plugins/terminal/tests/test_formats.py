@@ -15,7 +15,7 @@ from autoenvscaling.plugins import create_host
 from autoenvscaling.runtime.trial import TrialRunner
 from autoenvscaling_terminal.families import CATALOG
 from autoenvscaling_terminal.formats import EndlessTerminalsFormat, dockerfile_from_def
-from agents import ScriptedAgent
+from autoenvscaling.testing import ScriptedAgent
 from helpers import domain
 
 CONTAINER_DEF = """Bootstrap: localimage
