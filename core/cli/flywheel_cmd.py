@@ -86,10 +86,16 @@ def _common(fn: Any) -> Any:
 @click.option("--solver-tokens", type=click.IntRange(min=8), default=None, help="Solver tokens per turn.")
 @click.option("--no-solver", is_flag=True, help="Skip calibration and pool review (validation only).")
 @click.option("--trainer", default=None, help="A registered trainer to run after each round (default: none).")
+@click.option("--train", is_flag=True, help="Train the solver between rounds with GRPO (--trainer grpo; "
+                                             "needs the autoenvscaling-trainer plugin and a local solver model).")
+@click.option("--train-steps", type=click.IntRange(min=1), default=None, help="GRPO steps per round (default 4).")
+@click.option("--train-held-out", type=click.IntRange(min=0), default=None,
+              help="Fresh tasks of the pool's families to measure the solver on before and after (default 4).")
 @_common
 def run(out: Path, rounds: int, per_round: int, mix: dict[str, float], difficulty: str, llm: str | None,
         base_url: str | None, solver_model: str | None, solver_base_url: str | None, solver_turns: int | None,
-        solver_tokens: int | None, no_solver: bool, trainer: str | None, seed: int, resume: bool,
+        solver_tokens: int | None, no_solver: bool, trainer: str | None, train: bool, train_steps: int | None,
+        train_held_out: int | None, seed: int, resume: bool,
         proposers: dict[str, float], proposer_model: str | None, proposer_base_url: str | None, jobs: int,
         executor_name: str, ray_address: str | None, backend_name: str, llm_backend: str | None,
         network: str, as_json: bool) -> None:
@@ -98,9 +104,17 @@ def run(out: Path, rounds: int, per_round: int, mix: dict[str, float], difficult
 
     proposer_model, proposer_base_url = proposer_model or llm, proposer_base_url or base_url
     solver_model, solver_base_url = solver_model or llm, solver_base_url or base_url
+    if train and trainer not in (None, "grpo"):
+        raise UsageError(f"--train trains with GRPO, but --trainer {trainer} was given", hint="pass one of them")
+    if (train or trainer) and no_solver:
+        raise UsageError("training needs the solver", hint="drop --no-solver")
+    trainer = "grpo" if train else trainer
+    options = {k: v for k, v in {"steps": train_steps, "held_out": train_held_out}.items() if v is not None}
+    if options and trainer is None:
+        raise UsageError("--train-steps/--train-held-out configure training", hint="add --train")
     config = FlywheelConfig(seed=seed, rounds=rounds, per_round=per_round, mix=mix, proposers=proposers,
                             difficulty=difficulty, calibrate=not no_solver, review=not no_solver,
-                            proposer_model=proposer_model, trainer=trainer,
+                            proposer_model=proposer_model, trainer=trainer, trainer_options=options,
                             solver_model=None if no_solver else (solver_model or "embedded"))
     solver_options = {"turns": solver_turns, "tokens": solver_tokens}
     summaries = asyncio.run(_flywheel(config, out, resume=resume, backend_name=backend_name, network=network,

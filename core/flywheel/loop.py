@@ -60,7 +60,8 @@ class FlywheelConfig(BaseModel):
     weight. ``difficulty`` of fresh tasks: easy, medium, hard, or mixed (drawn per slot).
     ``batch``: units proposed and validated in parallel before their ordered admission.
     ``target``: for ``generate``, the number of admitted tasks wanted (split over the mix).
-    ``trainer``: a registered trainer run after each round's review (None: no training).
+    ``trainer``: a registered trainer run after each round's review (None: no training);
+    ``trainer_options``: what the trainer is configured with (``TrainerContext.options``).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -79,11 +80,14 @@ class FlywheelConfig(BaseModel):
     proposer_model: str | None = None
     solver_model: str | None = None
     trainer: str | None = None
+    trainer_options: dict[str, Any] = Field(default_factory=dict)
 
     def identity(self) -> dict[str, Any]:
         data = self.model_dump(mode="json")
         if data["trainer"] is None:  # runs recorded before trainers existed resume unchanged
             del data["trainer"]
+        if not data["trainer_options"]:
+            del data["trainer_options"]
         return data
 
 
@@ -427,11 +431,19 @@ class Flywheel:
         assert self.trainer is not None and self.solver is not None
         if self.db.training(r) is not None:
             return
+        from ..trainers.base import TrainerContext
+
         self.progress.status(f"round {r}: training the solver ({self.config.trainer})")
         pool = [self._recorded_task(u.key) for u in self._pool_keys(r + 1)]
+        setup = self.setup
+        assert setup.backend is not None
+        self.trainer.configure(TrainerContext(workdir=self.out / "training" / f"round-{r}", round=r,
+                                              seed=self.config.seed, backend=setup.backend, policy=setup.policy,
+                                              options=dict(self.config.trainer_options)), self.host)
         result = await self.trainer.train(pool, self.db.rollouts(round=r), self.solver)
         self.db.record_training(TrainingRecord(round=r, trainer=self.config.trainer or "", before=self.solver,
-                                               solver=result.solver, metrics=result.metrics))
+                                               solver=result.solver, metrics=result.metrics,
+                                               history=result.history))
 
 
 def outcome_of(proposal: Proposal, report: ValidationReport | None) -> str:

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import UsageError
 from ..executors.jobs import SolverSpec
@@ -55,6 +55,9 @@ CREATE TABLE IF NOT EXISTS metrics (round INTEGER PRIMARY KEY, data TEXT NOT NUL
 CREATE TABLE IF NOT EXISTS trainings (
     round INTEGER PRIMARY KEY, trainer TEXT NOT NULL,
     before TEXT NOT NULL, solver TEXT NOT NULL, metrics TEXT NOT NULL   -- SolverSpec JSON, metrics JSON
+);
+CREATE TABLE IF NOT EXISTS training_steps (                             -- a training's per-step figures
+    round INTEGER NOT NULL, idx INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (round, idx)
 );
 """
 
@@ -124,6 +127,7 @@ class TrainingRecord(BaseModel):
     before: SolverSpec
     solver: SolverSpec
     metrics: dict[str, float]
+    history: list[dict[str, float]] = Field(default_factory=list)  # TrainResult.history
 
 
 def task_to_blob(task: Task) -> bytes:
@@ -255,13 +259,19 @@ class RunDB:
                                       "before": training.before.model_dump_json(),
                                       "solver": training.solver.model_dump_json(),
                                       "metrics": json.dumps(training.metrics)})
+            for i, row in enumerate(training.history):
+                _insert(db, "training_steps", {"round": training.round, "idx": i, "data": json.dumps(row)})
 
     def trainings(self) -> list[TrainingRecord]:
         rows = self.db.execute("SELECT * FROM trainings ORDER BY round").fetchall()
+        steps: dict[int, list[dict[str, float]]] = {}
+        for row in self.db.execute("SELECT round, data FROM training_steps ORDER BY round, idx").fetchall():
+            steps.setdefault(row["round"], []).append(json.loads(row["data"]))
         return [TrainingRecord(round=row["round"], trainer=row["trainer"],
                                before=SolverSpec.model_validate_json(row["before"]),
                                solver=SolverSpec.model_validate_json(row["solver"]),
-                               metrics=json.loads(row["metrics"])) for row in rows]
+                               metrics=json.loads(row["metrics"]), history=steps.get(row["round"], []))
+                for row in rows]
 
     def training(self, round: int) -> TrainingRecord | None:
         return next((t for t in self.trainings() if t.round == round), None)

@@ -15,17 +15,15 @@ from typing import Any
 
 from autoenvscaling.errors import MissingPrerequisite
 from autoenvscaling.llm.base import ChatMessage, ChatResponse, LLMBackend, ToolSpec, Usage
+from autoenvscaling.llm.chat_template import ChatTemplate, eos_ids
 from autoenvscaling.llm.embedded import EMBEDDED_NAME, embedded_model_path
 from autoenvscaling.llm.errors import LLMConfigError, LLMRequestError
-from autoenvscaling.llm.openai_backend import to_openai_tool
-from autoenvscaling.llm.tool_text import messages_with_tools_in_text, parse_tool_calls
+from autoenvscaling.llm.tool_text import parse_tool_calls
 
 __all__ = ["EMBEDDED", "TransformersBackend", "embedded_model_path"]
 
 EMBEDDED = "embedded"
 """Pass as model_path_or_name to run the embedded SmolLM2-135M-Instruct."""
-
-_PROBE_TOOL = ToolSpec(name="autoenvscaling_probe_tool", description="probe")
 
 
 class TransformersBackend(LLMBackend):
@@ -63,7 +61,7 @@ class TransformersBackend(LLMBackend):
         self.chat_template = chat_template
         self._model: Any = None
         self._tokenizer: Any = None
-        self._template_renders_tools = False
+        self._template: ChatTemplate | None = None
         self._calls = 0
         # The thread lock makes generation exclusive even across event loops and threads; the
         # per-loop asyncio lock keeps waiting requests off the thread pool while they wait.
@@ -108,26 +106,12 @@ class TransformersBackend(LLMBackend):
         model.to(self.device)
         model.eval()
         self._tokenizer, self._model = tokenizer, model
-        self._template_renders_tools = self._probe_template()
-
-    def _probe_template(self) -> bool:
-        """Whether the chat template shows tools to the model. Templates that ignore them (SmolLM2's)
-        or raise on them get the tools described in the system prompt instead."""
-        try:
-            text = self._tokenizer.apply_chat_template(
-                [{"role": "user", "content": "hi"}],
-                tools=[to_openai_tool(_PROBE_TOOL)],
-                tokenize=False,
-                add_generation_prompt=True,
-            )
-        except Exception:  # jinja raises many types; any failure means "cannot render tools"
-            return False
-        return _PROBE_TOOL.name in text
+        self._template = ChatTemplate(tokenizer)
 
     async def aclose(self) -> None:
         """Drop the weights; a later chat loads them again."""
         with self._thread_lock:
-            self._model = self._tokenizer = None
+            self._model = self._tokenizer = self._template = None
 
     # chatting --------------------------------------------------------------------------------------
 
@@ -138,14 +122,8 @@ class TransformersBackend(LLMBackend):
             return self._render(messages, tools)
 
     def _render(self, messages: list[ChatMessage], tools: list[ToolSpec] | None) -> str:
-        if self._template_renders_tools:
-            hf_messages: list[dict[str, Any]] = [_hf_message(m) for m in messages]
-            hf_tools = [to_openai_tool(t) for t in tools] if tools else None
-        else:
-            hf_messages, hf_tools = list(messages_with_tools_in_text(messages, tools)), None
-        return str(
-            self._tokenizer.apply_chat_template(hf_messages, tools=hf_tools, tokenize=False, add_generation_prompt=True)
-        )
+        assert self._template is not None
+        return self._template.render(messages, tools)
 
     async def chat(
         self,
@@ -199,7 +177,7 @@ class TransformersBackend(LLMBackend):
                     f"prompt of {prompt_tokens} tokens plus {max_new_tokens} new ones exceeds the "
                     f"{window}-token context of {self.model}"
                 )
-            eos = _eos_ids(model, tokenizer)
+            eos = eos_ids(model, tokenizer)
             sample = temperature > 0
             config = GenerationConfig(  # type: ignore[no-untyped-call]
                 max_new_tokens=max_new_tokens,
@@ -219,26 +197,3 @@ class TransformersBackend(LLMBackend):
         text = tokenizer.decode(new, skip_special_tokens=True)
         return text, prompt_tokens, len(new), "stop" if stopped or len(new) < max_new_tokens else "length"
 
-
-def _hf_message(m: ChatMessage) -> dict[str, Any]:
-    """The message shape transformers' tool-aware templates expect (arguments as a dict)."""
-    out: dict[str, Any] = {"role": m.role, "content": m.content}
-    if m.tool_calls:
-        out["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-            for c in m.tool_calls
-        ]
-    if m.tool_call_id is not None:
-        out["tool_call_id"] = m.tool_call_id
-    if m.name is not None:
-        out["name"] = m.name
-    return out
-
-
-def _eos_ids(model: Any, tokenizer: Any) -> list[int]:
-    configured = model.generation_config.eos_token_id
-    ids = configured if isinstance(configured, list) else [configured]
-    ids = [i for i in ids if i is not None]
-    if tokenizer.eos_token_id is not None and tokenizer.eos_token_id not in ids:
-        ids.append(tokenizer.eos_token_id)
-    return ids

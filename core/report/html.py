@@ -52,6 +52,7 @@ def render_report(db: RunDB, *, pool_size: int, title: str) -> str:
         pass_table=_pass_table(rollouts),
         domain_chart=bar_chart(_domain_mix(units), title="proposals and admissions per domain"),
         round_table=_round_table(db),
+        training=_training(db),
         examples=_examples(units),
     )
 
@@ -172,6 +173,32 @@ def _round_table(db: RunDB) -> str:
                      str(data["pool_size"]), escape(str(valid)), _pct(useful)])
     return _table(["round", "proposals", "admitted", "left the pool", "pool size", "valid-environment rate",
                    "useful-group rate"], rows, numeric={0, 1, 2, 3, 4})
+
+
+CURVES = (("reward_mean", "reward mean", None, None), ("useful_group_rate", "useful-group rate", None, None),
+          ("held_out_pass_rate", "held-out pass rate", "held_out_low", "held_out_high"))
+
+
+def _training(db: RunDB) -> str:
+    """The training curves of a run that trained (``--train``): per round and step, the rollouts'
+    reward mean, the useful-group rate, and the held-out pass rate with its Wilson interval."""
+    trainings = [t for t in db.trainings() if t.history]
+    if not trainings:
+        return ""
+    points = []
+    for t in trainings:
+        for row in t.history:
+            category = f"r{t.round} s{int(row.get('step', 0))}"
+            for key, name, low, high in CURVES:
+                if key in row:
+                    def unit(v: float) -> float:
+                        return min(max(float(v), 0.0), 1.0)  # the chart's scale; proposer rewards go below 0
+
+                    value = unit(row[key])
+                    points.append(Interval(series=name, category=category, value=value,
+                                           low=unit(row.get(low or key, value)), high=unit(row.get(high or key, value))))
+    chart = interval_chart(points, title="training: reward, useful-group rate and held-out pass rate per step")
+    return f'<h2 id="training">Training</h2>\n{chart}'
 
 
 def _examples(units: list[UnitRecord]) -> str:

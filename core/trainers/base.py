@@ -12,15 +12,34 @@ trl) inside ``train``.
 from __future__ import annotations
 
 import abc
-from typing import TYPE_CHECKING, ClassVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..executors.jobs import SolverSpec
+from ..sandbox.base import SandboxPolicy
 
 if TYPE_CHECKING:
     from ..flywheel.rundb import RolloutRow
+    from ..plugins.host import PluginHost
     from ..tasks import Task
+
+
+class TrainerContext(BaseModel):
+    """Where and with what a flywheel round's training runs. ``workdir``: a folder of the run that
+    belongs to this round's training (checkpoints go there; a resumed run finds them again).
+    ``backend``/``policy``: the run's sandbox backend by name (``sandbox.select.make_backend``).
+    ``options``: the run's trainer options (``autoenvscaling run --train-steps``, ...), as given."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    workdir: Path
+    round: int
+    seed: int
+    backend: str
+    policy: SandboxPolicy = Field(default_factory=SandboxPolicy)
+    options: dict[str, Any] = Field(default_factory=dict)
 
 
 class TrainResult(BaseModel):
@@ -30,6 +49,9 @@ class TrainResult(BaseModel):
 
     solver: SolverSpec
     metrics: dict[str, float] = Field(default_factory=dict)
+    history: list[dict[str, float]] = Field(default_factory=list)
+    """Per-step figures for the report's training curves: rows with ``step`` and any of
+    ``reward_mean``, ``useful_group_rate``, ``held_out_pass_rate`` (and more)."""
 
 
 class Trainer(abc.ABC):
@@ -37,6 +59,10 @@ class Trainer(abc.ABC):
     configuration comes from the environment or the trainer's own files."""
 
     name: ClassVar[str]
+
+    def configure(self, context: TrainerContext, host: PluginHost) -> None:  # noqa: B027 - optional
+        """Called by the flywheel before each ``train``: where this round's training lives and what
+        it may use. Trainers that need neither ignore it."""
 
     @abc.abstractmethod
     async def train(self, pool: list[Task], rollouts: list[RolloutRow], solver: SolverSpec) -> TrainResult:

@@ -75,6 +75,6 @@ def test_the_next_round_uses_the_solver_the_trainer_returned(tmp_path: Path, bac
 
 def test_an_unknown_trainer_is_one_line_naming_the_registered_ones(tmp_path: Path, backend: Any,
                                                                    toy_flywheel: Any, seeded_toy_solver: Any) -> None:
-    config = FlywheelConfig(rounds=1, per_round=1, trainer="grpo")
-    with pytest.raises(PluginError, match="unknown trainer 'grpo'"):
+    config = FlywheelConfig(rounds=1, per_round=1, trainer="no-such-trainer")
+    with pytest.raises(PluginError, match="unknown trainer .no-such-trainer."):
         toy_flywheel(config, tmp_path / "run", backend, seeded_toy_solver)

@@ -75,7 +75,7 @@ def test_concurrent_requests_are_served_one_at_a_time(tiny: TransformersBackend)
 
 
 def test_template_without_tools_gets_them_in_the_system_prompt(tiny: TransformersBackend) -> None:
-    assert not tiny._template_renders_tools  # SmolLM2's template ignores tools
+    assert tiny._template is not None and not tiny._template.renders_tools  # SmolLM2's template ignores tools
     call = ToolCall(id="call_1", name="ls", arguments={"path": "/tmp"})
     history = [
         ChatMessage.system("be brief"),
@@ -94,7 +94,7 @@ def test_template_with_tools_renders_them_natively(tiny: TransformersBackend) ->
     backend = TransformersBackend(tiny.source, chat_template=TOOL_TEMPLATE)
     call = ToolCall(id="call_1", name="ls", arguments={})
     prompt = backend.render_prompt([*HELLO, ChatMessage.assistant("", (call,))], [LS])
-    assert backend._template_renders_tools
+    assert backend._template is not None and backend._template.renders_tools
     assert "TOOLS: ls" in prompt and "<call>ls</call>" in prompt and "<tool_call>" not in prompt
 
 

@@ -1,0 +1,70 @@
+"""What a GRPO training run is configured with. One frozen model, so a run's configuration is data
+(saved next to its checkpoints; a resumed run must be given the same values)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from autoenvscaling.errors import UsageError
+
+Role = Literal["solver", "proposer"]
+ROLE_REWARDS = {"admitted": 1.0, "failed_calibration": -0.25, "failed_validation": -1.0}
+"""The proposer's reward per outcome (DESIGN.md section 5)."""
+
+
+class GRPOSettings(BaseModel):
+    """``steps``: optimizer steps. Each step rolls out ``groups`` groups of ``group_size`` rollouts
+    (one group per task or proposer prompt). ``roles``: which role's rollouts a step trains on;
+    ``proposer_share``: with both roles, the fraction of a step's groups that are proposer groups.
+    ``dynamic_sampling``: a group whose rewards are all equal teaches GRPO nothing, so it is dropped
+    and replaced by a group on another task, at most ``max_resamples`` times per slot (DAPO's
+    oversampling); a slot that finds none keeps its last group, whose advantages are zero.
+    ``scale_rewards``: "role" divides each reward by the spread of its role's rewards in the batch
+    (advantages normalised per role, so a role with large rewards cannot drown the other), "group"
+    is GRPO's per-group spread, "none" only subtracts the group mean.
+    ``generation``: "auto" uses vLLM (colocated) when CUDA and vllm are present, else transformers.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    steps: int = Field(10, ge=1)
+    group_size: int = Field(4, ge=2)
+    groups: int = Field(2, ge=1)
+    learning_rate: float = Field(1e-6, gt=0)
+    beta: float = Field(0.0, ge=0)
+    temperature: float = Field(1.0, gt=0)
+    max_turns: int = Field(2, ge=1)
+    tokens_per_turn: int = Field(64, ge=1)
+    observation_chars: int = Field(1200, ge=100)
+    command_timeout_sec: float = Field(20.0, gt=0)
+    rollout_timeout_sec: float = Field(300.0, gt=0)
+    dynamic_sampling: bool = True
+    max_resamples: int = Field(2, ge=0)
+    scale_rewards: Literal["role", "group", "none"] = "role"
+    roles: Literal["solver", "proposer", "both"] = "solver"
+    proposer_share: float = Field(0.5, gt=0, lt=1)
+    proposer_tokens: int = Field(768, ge=16)
+    proposer_calibration_rollouts: int = Field(2, ge=2)
+    save_every: int = Field(1, ge=1)
+    eval_rollouts: int = Field(2, ge=1)
+    eval_every: int = Field(0, ge=0)
+    generation: Literal["auto", "transformers", "vllm-colocate", "vllm-server"] = "auto"
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _roles_fit(self) -> GRPOSettings:
+        if self.roles == "both" and self.groups < 2:
+            raise UsageError("training both roles needs at least 2 groups per step (one per role)",
+                             hint="pass --groups 2 or more, or --roles solver")
+        return self
+
+    def role_groups(self) -> dict[Role, int]:
+        """How many of a step's groups each role gets."""
+        if self.roles == "solver":
+            return {"solver": self.groups}
+        if self.roles == "proposer":
+            return {"proposer": self.groups}
+        proposer = min(self.groups - 1, max(1, round(self.groups * self.proposer_share)))
+        return {"solver": self.groups - proposer, "proposer": proposer}

@@ -1,0 +1,113 @@
+"""Shared pieces of the trainer tests: toy tasks, and a tiny model that solves one kind of them
+about half the time.
+
+A random tiny model never writes a runnable command, so every group would score all zeros and GRPO
+would have nothing to learn from. The fixture ``half_solver`` is the kit's tiny 2-layer Llama,
+fine-tuned for a few seconds (plain next-token loss) on the solver's real prompt for a toy
+count-lines task, answered half the time with the command that solves it and half the time with one
+that does nothing. Sampled at temperature 1 it solves such tasks in roughly half its rollouts, so
+groups have a spread of rewards; on a write-file task it still runs the count command and always
+scores 0 (an all-equal group, which dynamic sampling must drop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+
+SOLVES = "```bash\nwc -l < /app/input.txt > /app/answer.txt\n```"
+IDLES = "```bash\ntrue\n```"
+
+
+def count_task(seed: int) -> Any:
+    """A toy count-lines task that asks for all lines (the form ``SOLVES`` answers)."""
+    from autoenvscaling.testing.toy import ToyDomain
+
+    domain = ToyDomain()
+    for s in range(seed, seed + 200):
+        task = domain.generate("count-lines", seed=s, difficulty="easy")
+        text = task.instruction or ""
+        if "non-empty" not in text and not re.search(r"contain the word", text):
+            return task
+    raise AssertionError("no plain count-lines task in 200 seeds")
+
+
+def write_task(seed: int) -> Any:
+    from autoenvscaling.testing.toy import ToyDomain
+
+    return ToyDomain().generate("write-file", seed=seed, difficulty="easy")
+
+
+
+
+def solver_messages(task: Any, backend: Any) -> list[Any]:
+    """The solver's first request for ``task``, captured from a real trial on ``backend``."""
+    from autoenvscaling.agents.solver import SolverAgent
+    from autoenvscaling.llm.base import ChatMessage, ChatResponse, LLMBackend, Usage
+    from autoenvscaling.plugins import create_host
+    from autoenvscaling.runtime.trial import TrialRunner
+
+    captured: list[ChatMessage] = []
+
+    class Capture(LLMBackend):
+        name = "capture"
+
+        async def chat(self, messages: list[ChatMessage], **_: Any) -> ChatResponse:
+            captured.extend(messages)
+            return ChatResponse(message=ChatMessage.assistant("FINISH"), usage=Usage(), model="capture",
+                                finish_reason="stop", seconds=0.0, cost_usd=0.0)
+
+    agent = SolverAgent(Capture("capture"), tool_calling=False)
+    asyncio.run(TrialRunner(backend, host=create_host()).run(task, agent))
+    return captured
+
+
+@pytest.fixture(scope="session")
+def half_solver(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from autoenvscaling.llm.chat_template import ChatTemplate
+    from autoenvscaling.llm.tiny import build_tiny_model
+    from autoenvscaling.sandbox.bwrap import BwrapBackend
+
+    ok, why = BwrapBackend.available()
+    if not ok:
+        pytest.skip(f"bubblewrap is unavailable here: {why}")
+    path = build_tiny_model(tmp_path_factory.mktemp("half-solver") / "model", seed=1)
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path)
+    backend = BwrapBackend()
+    try:
+        prompts = [ChatTemplate(tokenizer).render(solver_messages(count_task(s), backend)) for s in (0,)]
+    finally:
+        asyncio.run(backend.aclose())
+    end = tokenizer.decode([model.generation_config.eos_token_id])
+    examples = []
+    for prompt in prompts:
+        for answer in (SOLVES, IDLES):
+            ids = tokenizer(prompt + answer + end, add_special_tokens=False)["input_ids"]
+            start = len(tokenizer(prompt, add_special_tokens=False)["input_ids"])
+            examples.append((torch.tensor([ids]), start))
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    model.train()
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        for _ in range(120):  # ~10 s; the summed loss is then near 2 ln 2, the 50/50 split
+            for ids, start in examples:
+                keep = ids.shape[1] - start + 1  # only the answer's logits: the vocabulary is most of the cost
+                logits = model(ids, logits_to_keep=keep).logits[0, :-1]
+                loss = torch.nn.functional.cross_entropy(logits, ids[0, start:], reduction="sum")
+                loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+    model.save_pretrained(path)
+    return path

@@ -1,0 +1,83 @@
+"""`autoenvscaling train` as a user runs it, and the flywheel's training phase (`run --train`)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from conftest import count_task
+
+from autoenvscaling.executors.jobs import LLMSpec, SolverSpec
+from autoenvscaling.flywheel.loop import Flywheel, FlywheelConfig
+from autoenvscaling.flywheel.rundb import RunDB
+from autoenvscaling.gates.base import GateSettings
+from autoenvscaling.plugins import create_host
+from autoenvscaling.sandbox.bwrap import BwrapBackend
+from autoenvscaling.suite.store import SuiteStore
+from autoenvscaling.testing import toy
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    code = "import sys; from autoenvscaling.cli.main import main; main(sys.argv[1:])"
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=600)
+
+
+def test_train_on_a_suite_then_resume(half_solver: Path, tmp_path: Path) -> None:
+    suite = tmp_path / "suite"
+    with SuiteStore(suite) as store:
+        for seed in (0, 100, 200, 300):
+            store.add(count_task(seed))
+    out = tmp_path / "train"
+    args = ["train", "--suite", str(suite), "--model", str(half_solver), "--steps", "1", "--out", str(out),
+            "--group-size", "2", "--groups", "1", "--tokens-per-turn", "24", "--held-out", "0.25", "--json"]
+    done = _cli(*args)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    assert result["steps"] == 1 and Path(result["model"], "config.json").is_file()
+    assert [e["step"] for e in result["held_out"]] == [0, 1] and result["held_out"][0]["n"] == 2  # 1 task x 2
+    rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert any("useful_group_rate" in r and "dropped_groups" in r and "reward_std" in r for r in rows)
+    again = _cli(*args)
+    assert again.returncode != 0 and "already holds a training run" in again.stderr and "--resume" in again.stderr
+    assert "Traceback" not in again.stderr
+    resumed = _cli(*args, "--resume")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert json.loads(resumed.stdout)["steps"] == 1  # nothing left to train, nothing trained twice
+    missing = _cli("train", "--suite", str(suite), "--model", str(tmp_path / "nope"), "--out", str(tmp_path / "x"))
+    assert missing.returncode != 0 and "no model checkpoint" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_the_flywheel_trains_between_rounds(half_solver: Path, tmp_path: Path) -> None:
+    import autoenvscaling_trainer
+
+    host = create_host(entrypoints=False, plugins=[toy, autoenvscaling_trainer])
+    options = {"steps": 1, "held_out": 1, "group_size": 2, "groups": 1, "tokens_per_turn": 24}
+    config = FlywheelConfig(seed=2, rounds=2, per_round=3, mix={"toy": 1.0}, trainer="grpo", trainer_options=options,
+                            settings=GateSettings(flaky_runs=1, calibration_band=(0.0, 1.0)))
+    solver = SolverSpec(llm=LLMSpec(model=str(half_solver), backend="transformers"))
+    out = tmp_path / "run"
+    fw = Flywheel(config, out, host=host, backend=BwrapBackend(), solver=solver)
+
+    async def go() -> Any:
+        try:
+            return await fw.run()
+        finally:
+            await fw.executor.aclose()
+
+    try:
+        asyncio.run(go())
+    finally:
+        fw.close()
+    trainings = RunDB(out / "run.sqlite").trainings()
+    assert [t.round for t in trainings] == [0, 1]
+    first = trainings[0]
+    assert first.solver.model == str(out / "training" / "round-0" / "model") and first.before.model == str(half_solver)
+    assert trainings[1].before.model == first.solver.model  # round 1's solver was the trained one
+    if first.metrics.get("steps"):
+        assert any("useful_group_rate" in row for row in first.history)
+        assert any("held_out_pass_rate" in row for row in first.history)
+        assert 'id="training"' in (out / "report.html").read_text()  # the report draws the curves

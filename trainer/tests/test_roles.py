@@ -1,0 +1,95 @@
+"""Both roles: the proposer's rewards come from the admission gates, and advantages are normalised per
+role so neither role's reward scale drowns the other."""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autoenvscaling.gates.base import GateSettings
+from autoenvscaling.gates.validate import Validator
+from autoenvscaling.llm.chat_template import ChatTemplate
+from autoenvscaling.plugins import create_host
+from autoenvscaling.proposers.response import render_task
+from autoenvscaling.runtime.trial import TrialRunner
+from autoenvscaling.sandbox.bwrap import BwrapBackend
+from autoenvscaling.testing import toy
+from autoenvscaling.agents.base import AgentLimits
+from autoenvscaling_trainer.episodes import Rollouts
+from autoenvscaling_trainer.policy import Generated, Generator, Sampling
+from autoenvscaling_trainer.rewards import role_scaled
+from autoenvscaling_trainer.settings import GRPOSettings
+
+
+def test_rewards_are_scaled_by_their_own_roles_spread() -> None:
+    rewards = [0.0, 1.0, 1.0, 0.0, -1.0, 1.0, -0.25, -1.0]
+    roles = ["solver"] * 4 + ["proposer"] * 4
+    scaled = role_scaled(rewards, roles)
+    for role in ("solver", "proposer"):
+        mine = [s for s, r in zip(scaled, roles) if r == role]
+        assert statistics.pstdev(mine) == pytest.approx(1.0)  # each role now varies on the same scale
+    assert role_scaled([0.5, 0.5, None], ["solver"] * 3) == [0.5, 0.5, None]  # no spread: left as is
+
+
+def test_both_roles_split_a_steps_groups() -> None:
+    assert GRPOSettings(roles="both", groups=4).role_groups() == {"solver": 2, "proposer": 2}
+    assert GRPOSettings(roles="both", groups=3, proposer_share=0.1).role_groups() == {"solver": 2, "proposer": 1}
+    with pytest.raises(Exception, match="at least 2 groups"):
+        GRPOSettings(roles="both", groups=1)
+
+
+class Replay(Generator):
+    """A policy that always writes ``text``: it stands for a model able to write a whole task, which
+    no model that runs here can (the token stream and scoring are what is under test)."""
+
+    def __init__(self, tokenizer: Any, eos: int, text: str) -> None:
+        super().__init__(tokenizer, [eos], Sampling(), None)
+        self.text = text
+
+    def _generate(self, prefix: list[int], *, max_new_tokens: int, seed: int) -> Generated:
+        ids = list(self.tokenizer(self.text, add_special_tokens=False)["input_ids"])[:max_new_tokens - 1] + self.eos_ids
+        return Generated(ids=ids, logprobs=[-0.1] * len(ids), ended=True)
+
+
+def propose_with(text: str, tokens: int = 4096) -> Any:
+    from transformers import AutoTokenizer
+
+    from autoenvscaling.flywheel.assignments import new_task
+    from autoenvscaling.llm.embedded import embedded_model_path
+
+    tokenizer = AutoTokenizer.from_pretrained(embedded_model_path())
+    host = create_host(entrypoints=False, plugins=[toy])
+    backend = BwrapBackend()
+
+    async def go() -> Any:
+        try:
+            runner = TrialRunner(backend, host=host)
+            validator = Validator(host=host, settings=GateSettings(flaky_runs=1, skip=("calibration",)))
+            validator.use_backend(backend, runner=runner)
+            rollouts = Rollouts(Replay(tokenizer, tokenizer.eos_token_id, text), ChatTemplate(tokenizer), runner,
+                                host=host, limits=AgentLimits(max_turns=1, command_timeout_sec=10),
+                                tokens_per_turn=16, proposer_tokens=tokens, validator=validator)
+            assignment = new_task(toy.ToyDomain(), "write-file", seed=1, difficulty="easy")
+            return await rollouts.propose(assignment, seed=3)
+        finally:
+            await backend.aclose()
+
+    return asyncio.run(go())
+
+
+def test_a_proposal_scores_by_its_admission_outcome() -> None:
+    ok, why = BwrapBackend.available()
+    if not ok:
+        pytest.skip(why)
+    valid = render_task(toy.ToyDomain().generate("write-file", seed=11, difficulty="easy"))
+    # Admitted by gates 1-8; the policy as solver writes the task text again, whose first bash block is the
+    # solution: it solves every calibration rollout, so the task is too easy (mean 1 above the band).
+    admitted_then_too_hard = propose_with(valid)
+    assert admitted_then_too_hard.status == "failed_calibration" and admitted_then_too_hard.reward == -0.25
+    assert admitted_then_too_hard.stream.prompt_ids and sum(admitted_then_too_hard.stream.env_mask) > 0
+    garbage = propose_with("I would rather not write a task today.")
+    assert garbage.status == "failed_validation" and garbage.reward == -1.0
