@@ -106,7 +106,7 @@ def run(out: Path, rounds: int, per_round: int, mix: dict[str, float], difficult
     solver_model, solver_base_url = solver_model or llm, solver_base_url or base_url
     if train and trainer not in (None, "grpo"):
         raise UsageError(f"--train trains with GRPO, but --trainer {trainer} was given", hint="pass one of them")
-    if (train or trainer) and no_solver:
+    if train and no_solver:
         raise UsageError("training needs the solver", hint="drop --no-solver")
     trainer = "grpo" if train else trainer
     options = {k: v for k, v in {"steps": train_steps, "held_out": train_held_out}.items() if v is not None}
