@@ -18,16 +18,18 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
 
-from autoenvscaling.agents.base import AgentLimits
+from autoenvscaling.agents.base import Agent, AgentLimits, Trajectory
 from autoenvscaling.agents.solver import SolverAgent
 from autoenvscaling.agents.tools import Toolbox
 from autoenvscaling.llm.chat_template import ChatTemplate
 
-from .policy import Generator, PolicyLLM, TokenStream
+from .policy import Generator, Participant, PolicyLLM, TokenStream
 from .settings import ROLE_REWARDS, Role
 
 if TYPE_CHECKING:
     from autoenvscaling.flywheel.assignments import Assignment
+    from autoenvscaling.sandbox.base import Sandbox
+    from autoenvscaling.tasks import StepConfig
     from autoenvscaling.gates.validate import Validator
     from autoenvscaling.plugins.host import PluginHost
     from autoenvscaling.runtime.trial import TrialRunner
@@ -78,6 +80,25 @@ class Group:
         return statistics.fmean(self.rewards) if self.rewards else None
 
 
+class _Participating(Agent):
+    """The solver of one rollout, which leaves the generator's batches once its last agent phase is
+    over (verification needs no replies, and the other rollouts should not wait for it)."""
+
+    name = "solver"
+
+    def __init__(self, agent: Agent, participant: Participant) -> None:
+        self.agent = agent
+        self.participant = participant
+
+    async def run(self, task: Task, sandbox: Sandbox, *, step: StepConfig | None = None,
+                  limits: AgentLimits | None = None) -> Trajectory:
+        try:
+            return await self.agent.run(task, sandbox, step=step, limits=limits)
+        finally:
+            if step is None or step is task.steps[-1]:
+                self.participant.leave()
+
+
 class Rollouts:
     """Runs episodes of both roles with one generator (the policy) and one trial runner."""
 
@@ -112,7 +133,11 @@ class Rollouts:
     async def solve(self, task: Task, seed: int) -> Episode:
         started = time.monotonic()
         llm = self.policy(self.tokens_per_turn)
-        result = await self.runner.run(task, self.solver(llm, seed))
+        participant = self.generator.join()  # before the sandbox starts: batches never depend on timing
+        try:
+            result = await self.runner.run(task, _Participating(self.solver(llm, seed), participant))
+        finally:
+            participant.leave()
         scored = result.status in ("ok", "timeout") and llm.started
         reward = result.reward if scored else None
         trajectory = result.trajectory
@@ -130,8 +155,12 @@ class Rollouts:
         started = time.monotonic()
         llm = self.policy(self.proposer_tokens)
         domain = self.host.domains.get(assignment.domain)()
-        proposal = await PromptProposer(llm=llm, max_tokens=self.proposer_tokens).propose(
-            assignment, domain=domain, seed=seed)
+        participant = self.generator.join()
+        try:
+            proposal = await PromptProposer(llm=llm, max_tokens=self.proposer_tokens).propose(
+                assignment, domain=domain, seed=seed)
+        finally:
+            participant.leave()
         if not proposal.scored or not llm.started:
             return Episode(role="proposer", key=assignment.parent or assignment.domain, seed=seed, stream=llm.stream,
                            reward=None, status="infrastructure", detail=proposal.error or "",
@@ -164,7 +193,12 @@ class Rollouts:
 
     async def _calibration_trial(self, task: Task, seed: int) -> Any:
         """A solver rollout of a proposed task: the policy solves it, nothing is recorded."""
-        return await self.runner.run(task, self.solver(self.policy(self.tokens_per_turn), seed))
+        participant = self.generator.join()
+        try:
+            return await self.runner.run(task, _Participating(self.solver(self.policy(self.tokens_per_turn), seed),
+                                                              participant))
+        finally:
+            participant.leave()
 
 
 async def run_group(role: Role, key: str, seeds: Sequence[int], episode: Callable[[int], Awaitable[Episode]]) -> Group:

@@ -9,9 +9,9 @@ is generated conditioned on the stream so far (never on a fresh rendering of the
 each environment turn is appended as the text by which the chat template extends the conversation.
 The model's tokens are marked 1 in ``env_mask`` (trained on), the environment's 0 (context only).
 
-Generators: ``TransformersGenerator`` samples from the trainer's model with ``model.generate``
-(CPU or GPU); ``VLLMGenerator`` uses TRL's vLLM integration when the trainer runs with vLLM.
-Both sample at the trainer's temperature (the loss recomputes log-probabilities at that
+Generators: ``TransformersGenerator`` samples from the trainer's model (CPU or GPU), batching the
+replies of concurrent rollouts; ``VLLMGenerator`` uses TRL's vLLM integration when the trainer runs
+with vLLM. Both sample at the trainer's temperature (the loss recomputes log-probabilities at that
 temperature), whatever temperature the agent asks for.
 """
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import inspect
 import threading
 import time
 from dataclasses import dataclass, field
@@ -50,8 +51,8 @@ class Generated:
 
 
 class Generator(abc.ABC):
-    """Samples one reply for a token prefix. Implementations are thread-safe; calls may be made
-    from several rollouts' threads at once."""
+    """Samples one reply for a token prefix. ``generate`` is called from the rollouts' event loop;
+    implementations run the model in a worker thread, one call at a time."""
 
     def __init__(self, tokenizer: Any, eos_ids: list[int], sampling: Sampling, context: int | None) -> None:
         self.tokenizer = tokenizer
@@ -62,7 +63,17 @@ class Generator(abc.ABC):
         self.seconds = 0.0
         self._lock = threading.Lock()
 
-    def generate(self, prefix: list[int], *, max_new_tokens: int, seed: int) -> Generated:
+    def join(self) -> Participant:
+        """A rollout that will ask for replies (batching generators wait for every participant)."""
+        return Participant(self)
+
+    def _left(self) -> None:
+        """A participant left: nothing to do unless the generator batches."""
+
+    async def generate(self, prefix: list[int], *, max_new_tokens: int, seed: int) -> Generated:
+        return await asyncio.to_thread(self._timed, prefix, max_new_tokens, seed)
+
+    def _timed(self, prefix: list[int], max_new_tokens: int, seed: int) -> Generated:
         with self._lock:
             started = time.monotonic()
             out = self._generate(prefix, max_new_tokens=max_new_tokens, seed=seed)
@@ -73,40 +84,155 @@ class Generator(abc.ABC):
     @abc.abstractmethod
     def _generate(self, prefix: list[int], *, max_new_tokens: int, seed: int) -> Generated: ...
 
-    def tokens_per_second(self) -> float:
-        return self.tokens / self.seconds if self.seconds else 0.0
+
+class Participant:
+    """A rollout's membership in a generator's batches, from before its sandbox starts until its
+    agent is done. ``leave`` is idempotent."""
+
+    def __init__(self, generator: Generator) -> None:
+        self.generator = generator
+        self.active = True
+
+    def leave(self) -> None:
+        if self.active:
+            self.active = False
+            self.generator._left()
+
+
+@dataclass
+class _Request:
+    prefix: list[int]
+    max_new_tokens: int
+    seed: int
+    future: asyncio.Future[Generated]
 
 
 class TransformersGenerator(Generator):
-    """``model.generate`` on the model being trained. Each call seeds its own random stream (forked
-    from the global one, which stays untouched), so a reply depends only on its prefix and seed:
-    rollouts give the same tokens in any order, and a resumed run repeats them."""
+    """Sampling from the model being trained (CPU or GPU), batched across rollouts.
+
+    The rollouts of a step ``join`` before their sandboxes start; a batch runs when every rollout
+    still in its agent loop is waiting for a reply, so which replies share a batch depends only on
+    the rollouts themselves, never on timing. Rows are left-padded and decoded together with a KV
+    cache; each row samples from its own random generator seeded by its request, so a reply depends
+    only on its prefix, its seed and its batch: a step repeats exactly after a resume. A caller that
+    did not join is served at once, alone."""
 
     def __init__(self, model: Any, tokenizer: Any, eos_ids: list[int], sampling: Sampling) -> None:
         super().__init__(tokenizer, eos_ids, sampling, getattr(model.config, "max_position_embeddings", None))
         self.model = model
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos_ids[0]
+        self._live = 0
+        self._waiting: list[_Request] = []
+        self._running = False
+        self.batches: list[int] = []  # the size of every batch run, for the step's figures
+
+    def join(self) -> Participant:
+        self._live += 1
+        return Participant(self)
+
+    def _left(self) -> None:
+        self._live -= 1
+        self._flush()
+
+    async def generate(self, prefix: list[int], *, max_new_tokens: int, seed: int) -> Generated:
+        future: asyncio.Future[Generated] = asyncio.get_running_loop().create_future()
+        self._waiting.append(_Request(list(prefix), max_new_tokens, seed, future))
+        self._flush()
+        return await future
+
+    def _flush(self) -> None:
+        if self._running or not self._waiting or len(self._waiting) < self._live:
+            return
+        batch = sorted(self._waiting, key=lambda r: r.seed)
+        self._waiting = []
+        self._running = True
+        self._task = asyncio.get_running_loop().create_task(self._run(batch))  # referenced while it runs
+
+    async def _run(self, batch: list[_Request]) -> None:
+        try:
+            results = await asyncio.to_thread(self._timed_batch, batch)
+        except BaseException as exc:  # every waiting rollout learns of the failure
+            for r in batch:
+                if not r.future.done():
+                    r.future.set_exception(exc)
+        else:
+            for r, out in zip(batch, results):
+                if not r.future.done():  # a rollout cancelled by its time limit no longer waits
+                    r.future.set_result(out)
+        finally:
+            self._running = False
+            self._flush()
+
+    def _timed_batch(self, batch: list[_Request]) -> list[Generated]:
+        with self._lock:
+            started = time.monotonic()
+            out = self._generate_batch([(r.prefix, r.max_new_tokens, r.seed) for r in batch])
+            self.seconds += time.monotonic() - started
+            self.tokens += sum(len(g.ids) for g in out)
+            self.batches.append(len(batch))
+        return out
 
     def _generate(self, prefix: list[int], *, max_new_tokens: int, seed: int) -> Generated:
+        return self._generate_batch([(prefix, max_new_tokens, seed)])[0]
+
+    def _generate_batch(self, requests: list[tuple[list[int], int, int]]) -> list[Generated]:
         import torch
-        from transformers import GenerationConfig
 
         device = self.model.device
-        sample = self.sampling.temperature > 0
-        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.eos_ids[0]
-        config = GenerationConfig(max_new_tokens=max_new_tokens, do_sample=sample,  # type: ignore[no-untyped-call]
-                                  temperature=self.sampling.temperature if sample else None,
-                                  top_p=self.sampling.top_p if sample else None,
-                                  top_k=(self.sampling.top_k or None) if sample else None,
-                                  eos_token_id=self.eos_ids, pad_token_id=pad,
-                                  output_scores=True, return_dict_in_generate=True)
-        ids = torch.tensor([prefix], device=device)
-        devices = [device.index or 0] if device.type == "cuda" else []
-        with torch.random.fork_rng(devices=devices), torch.no_grad():
-            torch.manual_seed(seed)
-            out = self.model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), generation_config=config)
-        new = out.sequences[0, len(prefix):].tolist()
-        logprobs = [float(torch.log_softmax(score[0].float(), dim=-1)[token]) for score, token in zip(out.scores, new)]
-        return Generated(ids=new, logprobs=logprobs, ended=bool(new) and new[-1] in self.eos_ids)
+        width = max(len(p) for p, _, _ in requests)
+        ids = torch.tensor([[self.pad_id] * (width - len(p)) + p for p, _, _ in requests], device=device)
+        mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p, _, _ in requests], device=device)
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        generators = [torch.Generator(device=device).manual_seed(seed) for _, _, seed in requests]
+        limits = [n for _, n, _ in requests]
+        new: list[list[int]] = [[] for _ in requests]
+        logprobs: list[list[float]] = [[] for _ in requests]
+        done = [False] * len(requests)
+        eos = set(self.eos_ids)
+        # transformers 5 names the KV cache `cache`; older releases `past_key_values`
+        cache_arg = "cache" if "cache" in inspect.signature(self.model.forward).parameters else "past_key_values"
+        past = None
+        with torch.no_grad():
+            for _ in range(max(limits)):
+                out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True,
+                                 **{cache_arg: past})
+                past = out[cache_arg]
+                logits = out.logits[:, -1, :].float()
+                chosen = []
+                for row, g in enumerate(generators):
+                    token, logprob = self._sample(logits[row], g)
+                    chosen.append(token)
+                    if not done[row]:
+                        new[row].append(token)
+                        logprobs[row].append(logprob)
+                        done[row] = token in eos or len(new[row]) >= limits[row]
+                if all(done):
+                    break
+                ids = torch.tensor([[t] for t in chosen], device=device)
+                mask = torch.cat([mask, torch.ones((len(requests), 1), dtype=mask.dtype, device=device)], dim=1)
+                positions = positions[:, -1:] + 1
+        return [Generated(ids=n, logprobs=lp, ended=bool(n) and n[-1] in eos) for n, lp in zip(new, logprobs)]
+
+    def _sample(self, logits: Any, generator: Any) -> tuple[int, float]:
+        """One token from ``logits`` under the sampling settings, and its log-probability there."""
+        import torch
+
+        s = self.sampling
+        if s.temperature <= 0:
+            token = int(torch.argmax(logits))
+            return token, float(torch.log_softmax(logits, -1)[token])
+        scores = logits / s.temperature
+        if s.top_k and s.top_k < scores.shape[-1]:
+            kth = torch.topk(scores, s.top_k).values[-1]
+            scores = scores.masked_fill(scores < kth, float("-inf"))
+        if s.top_p < 1.0:
+            ordered, order = torch.sort(scores, descending=True)
+            probs = torch.softmax(ordered, -1)
+            beyond = probs.cumsum(-1) - probs > s.top_p  # keep the smallest head whose mass reaches top_p
+            scores = scores.scatter(0, order, ordered.masked_fill(beyond, float("-inf")))
+        logp = torch.log_softmax(scores, -1)
+        token = int(torch.multinomial(logp.exp(), 1, generator=generator))
+        return token, float(logp[token])
 
 
 class VLLMGenerator(Generator):
@@ -205,7 +331,7 @@ class PolicyLLM(LLMBackend):
         if window and len(prefix) + limit > window:
             raise LLMRequestError(f"the rollout of {len(prefix)} tokens plus {limit} new ones exceeds the "
                                   f"{window}-token context")
-        out = await asyncio.to_thread(self.generator.generate, prefix, max_new_tokens=limit, seed=seed or 0)
+        out = await self.generator.generate(prefix, max_new_tokens=limit, seed=seed or 0)
         self.stream.add(out.ids, model=True, logprobs=out.logprobs)
         self.stream.replies += 1
         self._ended = out.ended

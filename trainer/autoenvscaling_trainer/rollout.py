@@ -51,9 +51,10 @@ def draw_seed(*parts: object) -> int:
 
 
 def step_stats(step: int, kept: list[Group], generated: list[Group], seconds: float,
-               generator: Generator) -> dict[str, float]:
+               generation: tuple[int, float] = (0, 0.0)) -> dict[str, float]:
     """The figures logged per step: groups generated, useful, dropped (replaced by oversampling),
-    unfilled (slots that kept an all-equal group), reward mean and spread, per role too."""
+    unfilled (slots that kept an all-equal group), reward mean and spread, per role too;
+    ``generation``: (tokens generated, seconds spent generating) during the step."""
     out: dict[str, float] = {"step": float(step), "rollout_seconds": seconds}
     for role in (None, "solver", "proposer"):
         mine = [g for g in generated if role is None or g.role == role]
@@ -75,7 +76,9 @@ def step_stats(step: int, kept: list[Group], generated: list[Group], seconds: fl
     episodes = [e for g in generated for e in g.episodes]
     out["rerendered_turns"] = float(sum(e.stream.rerendered for e in episodes))
     out["unscored_rollouts"] = float(sum(not e.usable for e in episodes))
-    out["tokens_per_second"] = generator.tokens_per_second()
+    tokens, generating = generation
+    out["generated_tokens"] = float(tokens)
+    out["tokens_per_second"] = tokens / generating if generating else 0.0
     return out
 
 
@@ -108,10 +111,11 @@ class RolloutEngine:
             raise ValueError(f"prompts name tasks outside the pool: {unknown[:3]}")
         self.bind(trainer)
         step = int(trainer.state.global_step)
-        started = time.monotonic()
-        kept, generated = asyncio.run(self.run_step(step, keys, size))
         assert self.generator is not None
-        stats = step_stats(step + 1, kept, generated, time.monotonic() - started, self.generator)
+        started, tokens, generating = time.monotonic(), self.generator.tokens, self.generator.seconds
+        kept, generated = asyncio.run(self.run_step(step, keys, size))
+        stats = step_stats(step + 1, kept, generated, time.monotonic() - started,
+                           (self.generator.tokens - tokens, self.generator.seconds - generating))
         if self.on_step is not None:
             self.on_step(stats)
         self.last_groups = kept
