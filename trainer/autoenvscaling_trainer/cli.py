@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import random
@@ -79,7 +80,7 @@ def train(suite_dir: Path, model: str, steps: int, out: Path, resume: bool, grou
                             max_turns=max_turns, tokens_per_turn=tokens_per_turn, max_resamples=max_resamples,
                             dynamic_sampling=not no_dynamic_sampling, roles=roles, scale_rewards=scale_rewards,
                             eval_every=eval_every, eval_rollouts=eval_rollouts, generation=generation, seed=seed)
-    make_backend(backend_name, host)  # fail now, in one line, if the backend cannot run here
+    asyncio.run(make_backend(backend_name, host).aclose())  # fail now, in one line, if it cannot run here
     run = GRPORun(pool, model=model, out=out, settings=settings, host=host,
                   backend_factory=lambda: make_backend(backend_name, host), held_out=held_out)
     if not as_json:

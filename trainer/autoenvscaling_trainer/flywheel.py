@@ -62,9 +62,16 @@ class GRPOFlywheelTrainer(Trainer):
     def configure(self, context: TrainerContext, host: PluginHost) -> None:
         self.context, self.host = context, host
 
-    def settings(self) -> tuple[GRPOSettings, int]:
+    def settings(self, solver: SolverSpec | None = None) -> tuple[GRPOSettings, int]:
+        """The run's options over the defaults; turns and tokens per turn follow the solver's own
+        (``run --solver-turns/--solver-tokens``), so it is trained as it is run."""
         assert self.context is not None
-        options = {**FLYWHEEL_DEFAULTS, **self.context.options}
+        own: dict[str, Any] = {}
+        if solver is not None and solver.limits is not None:
+            own["max_turns"] = solver.limits.max_turns
+        if solver is not None and solver.max_tokens_per_turn is not None:
+            own["tokens_per_turn"] = solver.max_tokens_per_turn
+        options = {**FLYWHEEL_DEFAULTS, **own, **self.context.options}
         held_out = int(options.pop("held_out"))
         unknown = sorted(set(options) - set(GRPOSettings.model_fields))
         if unknown:
@@ -82,7 +89,7 @@ class GRPOFlywheelTrainer(Trainer):
                                    "or train the served model with its own trainer")
         if not pool:
             return TrainResult(solver=solver, metrics={"steps": 0.0, "skipped_empty_pool": 1.0})
-        settings, held_out = self.settings()
+        settings, held_out = self.settings(solver)
         return await asyncio.to_thread(self._train, pool, solver, settings, held_out)
 
     def _train(self, pool: list[Task], solver: SolverSpec, settings: GRPOSettings, held_out: int) -> TrainResult:

@@ -167,12 +167,6 @@ class GRPORun:
         os.replace(tmp, path)
         return None
 
-    def history(self) -> list[dict[str, float]]:
-        path = self.out / "metrics.jsonl"
-        if not path.is_file():
-            return []
-        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
     # -- the run --------------------------------------------------------------------------------
     def run(self, *, resume: bool = False) -> TrainOutcome:
         """Train (or resume, from the last checkpoint) to ``settings.steps``."""
