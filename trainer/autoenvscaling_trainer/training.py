@@ -79,16 +79,17 @@ class TrainOutcome:
 
 
 def resolve_model(model: str) -> Path:
-    """A local checkpoint directory for ``model``: "embedded" (the bundled SmolLM2), or a path."""
-    if model == "embedded":
-        from autoenvscaling.llm.embedded import embedded_model_path
+    """A local checkpoint directory for ``model``: an embedded model's name ("embedded" for SmolLM2,
+    "embedded-qwen"), converted on first use, or a path."""
+    from autoenvscaling.llm.embedded import EMBEDDED_MODELS, embedded_model_path
 
-        return embedded_model_path()
+    if model in EMBEDDED_MODELS:
+        return embedded_model_path(model)
     path = Path(model).expanduser()
     if not (path / "config.json").is_file():
         raise ConfigError(f"no model checkpoint at {model!r} (no config.json there)",
-                          hint="pass a local checkpoint directory, or 'embedded' for the bundled SmolLM2 "
-                               "(no model hub is reachable)")
+                          hint=f"pass a local checkpoint directory, or an embedded model ({', '.join(EMBEDDED_MODELS)}); "
+                               "no model hub is reachable")
     return path.resolve()
 
 
