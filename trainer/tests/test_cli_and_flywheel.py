@@ -81,3 +81,25 @@ def test_the_flywheel_trains_between_rounds(half_solver: Path, tmp_path: Path) -
         assert any("useful_group_rate" in row for row in first.history)
         assert any("held_out_pass_rate" in row for row in first.history)
         assert 'id="training"' in (out / "report.html").read_text()  # the report draws the curves
+
+
+def test_train_refuses_a_served_solver_and_skips_an_empty_pool(tmp_path: Path) -> None:
+    import pytest
+
+    from autoenvscaling.errors import ConfigError
+    from autoenvscaling.trainers.base import TrainerContext
+    from autoenvscaling_trainer.flywheel import GRPOFlywheelTrainer
+
+    trainer = GRPOFlywheelTrainer()
+    trainer.configure(TrainerContext(workdir=tmp_path / "t", round=0, seed=0, backend="bwrap"), create_host())
+    served = SolverSpec(llm=LLMSpec(model="m", base_url="http://127.0.0.1:9/v1"))
+    with pytest.raises(ConfigError, match="solver is served") as raised:
+        asyncio.run(trainer.train([count_task(0)], [], served))
+    assert "--solver-model embedded" in (raised.value.hint or "")
+    local = SolverSpec(llm=LLMSpec(model="embedded", backend="transformers"))
+    result = asyncio.run(trainer.train([], [], local))
+    assert result.solver == local and result.metrics == {"steps": 0.0, "skipped_empty_pool": 1.0}
+    with pytest.raises(Exception, match="unknown trainer option"):
+        trainer.configure(TrainerContext(workdir=tmp_path, round=0, seed=0, backend="bwrap",
+                                         options={"stepz": 3}), create_host())
+        trainer.settings()
