@@ -1,73 +1,29 @@
-"""Shared pieces of the trainer tests: toy tasks, and a tiny model that solves one kind of them
-about half the time.
+"""Shared pieces of the trainer tests: a tiny model that solves one kind of toy task about half the
+time (``half_solver``).
 
 A random tiny model never writes a runnable command, so every group would score all zeros and GRPO
-would have nothing to learn from. The fixture ``half_solver`` is the kit's tiny 2-layer Llama,
-fine-tuned for a few seconds (plain next-token loss) on the solver's real prompt for a toy
-count-lines task, answered half the time with the command that solves it and half the time with one
-that does nothing. Sampled at temperature 1 it solves such tasks in roughly half its rollouts, so
-groups have a spread of rewards; on a write-file task it still runs the count command and always
-scores 0 (an all-equal group, which dynamic sampling must drop).
+would have nothing to learn from. The fixture is the kit's tiny 2-layer Llama, fine-tuned for a few
+seconds (plain next-token loss) on the solver's real prompt for a toy count-lines task, answered half
+the time with the command that solves it and half the time with one that does nothing. Sampled at
+temperature 1 it solves such tasks in about a quarter to a half of its rollouts, so groups have a
+spread of rewards; on a write-file task it does not answer usefully and always scores 0 (an
+all-equal group, which dynamic sampling must drop).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import re
+import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).parent))
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
-SOLVES = "```bash\nwc -l < /app/input.txt > /app/answer.txt\n```"
-IDLES = "```bash\ntrue\n```"
-
-
-def count_task(seed: int) -> Any:
-    """A toy count-lines task that asks for all lines (the form ``SOLVES`` answers)."""
-    from autoenvscaling.testing.toy import ToyDomain
-
-    domain = ToyDomain()
-    for s in range(seed, seed + 200):
-        task = domain.generate("count-lines", seed=s, difficulty="easy")
-        text = task.instruction or ""
-        if "non-empty" not in text and not re.search(r"contain the word", text):
-            return task
-    raise AssertionError("no plain count-lines task in 200 seeds")
-
-
-def write_task(seed: int) -> Any:
-    from autoenvscaling.testing.toy import ToyDomain
-
-    return ToyDomain().generate("write-file", seed=seed, difficulty="easy")
-
-
-
-
-def solver_messages(task: Any, backend: Any) -> list[Any]:
-    """The solver's first request for ``task``, captured from a real trial on ``backend``."""
-    from autoenvscaling.agents.solver import SolverAgent
-    from autoenvscaling.llm.base import ChatMessage, ChatResponse, LLMBackend, Usage
-    from autoenvscaling.plugins import create_host
-    from autoenvscaling.runtime.trial import TrialRunner
-
-    captured: list[ChatMessage] = []
-
-    class Capture(LLMBackend):
-        name = "capture"
-
-        async def chat(self, messages: list[ChatMessage], **_: Any) -> ChatResponse:
-            captured.extend(messages)
-            return ChatResponse(message=ChatMessage.assistant("FINISH"), usage=Usage(), model="capture",
-                                finish_reason="stop", seconds=0.0, cost_usd=0.0)
-
-    agent = SolverAgent(Capture("capture"), tool_calling=False)
-    asyncio.run(TrialRunner(backend, host=create_host()).run(task, agent))
-    return captured
+from trainer_helpers import IDLES, SOLVES, count_task, solver_messages  # noqa: E402
 
 
 @pytest.fixture(scope="session")

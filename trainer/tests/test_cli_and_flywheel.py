@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conftest import count_task
+from trainer_helpers import count_task
 
 from autoenvscaling.executors.jobs import LLMSpec, SolverSpec
 from autoenvscaling.flywheel.loop import Flywheel, FlywheelConfig

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import IDLES, SOLVES, count_task, write_task
+from trainer_helpers import IDLES, SOLVES, count_task, write_task
 
 from autoenvscaling.llm.chat_template import ChatTemplate, eos_ids
 from autoenvscaling.plugins import create_host
