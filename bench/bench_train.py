@@ -7,7 +7,7 @@ Wilson intervals. Printed: the number of steps, the wall time, the useful-group 
 groups during training, the held-out pass rate and mean reward before and after, and a JSON line.
 
     .venv/bin/python bench/bench_train.py [--model embedded|PATH] [--families basics] [--pool 16]
-        [--held-out 12] [--steps 12] [--group-size 4] [--groups 2] [--lr 1e-5] [--turns 2]
+        [--level N] [--held-out 12] [--steps 12] [--group-size 4] [--groups 2] [--lr 1e-5] [--turns 2]
         [--tokens 64] [--eval-rollouts 4] [--out DIR] [--resume]
 """
 
@@ -27,8 +27,10 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # torch on a busy 2-core machine:
 HELD_OUT_SEED = 500_000
 
 
-def admitted(host: Any, families: list[str], count: int, first_seed: int, backend: Any) -> list[Any]:
-    """``count`` easy tasks of ``families`` (round robin, seeds from ``first_seed``) that pass gates 1-6."""
+def admitted(host: Any, families: list[str], count: int, first_seed: int, backend: Any,
+             level: int | None = None) -> list[Any]:
+    """``count`` easy tasks of ``families`` (round robin, seeds from ``first_seed``; at ``level`` of
+    the family's finer levels when given) that pass gates 1-6."""
     from autoenvscaling.gates.base import GateSettings
     from autoenvscaling.gates.validate import Validator
 
@@ -41,7 +43,9 @@ def admitted(host: Any, families: list[str], count: int, first_seed: int, backen
     while len(out) < count:
         if seed - first_seed > count * 5:
             raise SystemExit(f"only {len(out)} of {count} tasks were admitted in {seed - first_seed} tries")
-        task = domain.generate(families[seed % len(families)], seed=seed, difficulty="easy")
+        family = families[seed % len(families)]
+        task = domain.generate(family, seed=seed, difficulty="easy") if level is None else \
+            domain.generate_level(family, seed=seed, level=level)
         seed += 1
         report = asyncio.run(validator.validate(task))
         print(f"  {task.name}: {report.status}{'' if report.valid else ' - ' + report.reason}", file=sys.stderr)
@@ -54,6 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="embedded")
     parser.add_argument("--families", default="basics")
+    parser.add_argument("--level", type=int, default=None,
+                        help="a finer level of the families (basics level 0: one-command tasks) instead of 'easy'")
     parser.add_argument("--pool", type=int, default=16)
     parser.add_argument("--held-out", type=int, default=12)
     parser.add_argument("--steps", type=int, default=12)
@@ -83,8 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         print(f"admitting {args.pool} training and {args.held_out} held-out tasks ({', '.join(families)})",
               file=sys.stderr)
-        pool = admitted(host, families, args.pool, args.seed * 1000, backend)
-        held_out = admitted(host, families, args.held_out, HELD_OUT_SEED + args.seed * 1000, backend)
+        pool = admitted(host, families, args.pool, args.seed * 1000, backend, args.level)
+        held_out = admitted(host, families, args.held_out, HELD_OUT_SEED + args.seed * 1000, backend, args.level)
     finally:
         asyncio.run(backend.aclose())
     admit_seconds = time.monotonic() - started
