@@ -27,6 +27,8 @@ from autoenvscaling.errors import UsageError
 @click.option("--group-size", type=click.IntRange(min=2), default=4, show_default=True, help="Rollouts per group.")
 @click.option("--groups", type=click.IntRange(min=1), default=2, show_default=True, help="Groups per step.")
 @click.option("--lr", "learning_rate", type=float, default=1e-6, show_default=True, help="Learning rate.")
+@click.option("--temperature", type=click.FloatRange(min=0, min_open=True), default=0.7, show_default=True,
+              help="Sampling temperature of the rollouts (the flywheel calibrates pools at 0.7).")
 @click.option("--turns", "max_turns", type=click.IntRange(min=1), default=2, show_default=True,
               help="Agent turns per rollout.")
 @click.option("--tokens-per-turn", type=click.IntRange(min=1), default=64, show_default=True)
@@ -47,7 +49,8 @@ from autoenvscaling.errors import UsageError
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the outcome as JSON.")
 def train(suite_dir: Path, model: str, steps: int, out: Path, resume: bool, group_size: int, groups: int,
-          learning_rate: float, max_turns: int, tokens_per_turn: int, max_resamples: int, no_dynamic_sampling: bool,
+          learning_rate: float, temperature: float, max_turns: int, tokens_per_turn: int, max_resamples: int,
+          no_dynamic_sampling: bool,
           roles: str, scale_rewards: str, held_out_fraction: float, eval_every: int, eval_rollouts: int,
           generation: str, backend_name: str, seed: int, as_json: bool) -> None:
     """Train a solver with multi-turn GRPO (TRL) on the tasks of a suite.
@@ -78,6 +81,7 @@ def train(suite_dir: Path, model: str, steps: int, out: Path, resume: bool, grou
     random.Random(f"held-out:{seed}").shuffle(order)
     held_out, pool = order[:held], order[held:]
     settings = GRPOSettings(steps=steps, group_size=group_size, groups=groups, learning_rate=learning_rate,
+                            temperature=temperature,
                             max_turns=max_turns, tokens_per_turn=tokens_per_turn, max_resamples=max_resamples,
                             dynamic_sampling=not no_dynamic_sampling, roles=roles, scale_rewards=scale_rewards,
                             eval_every=eval_every, eval_rollouts=eval_rollouts, generation=generation, seed=seed)

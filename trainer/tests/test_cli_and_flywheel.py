@@ -33,7 +33,8 @@ def test_train_on_a_suite_then_resume(half_solver: Path, tmp_path: Path) -> None
             store.add(count_task(seed))
     out = tmp_path / "train"
     args = ["train", "--suite", str(suite), "--model", str(half_solver), "--steps", "1", "--out", str(out),
-            "--group-size", "2", "--groups", "1", "--tokens-per-turn", "24", "--held-out", "0.25", "--json"]
+            "--group-size", "2", "--groups", "1", "--tokens-per-turn", "24", "--held-out", "0.25", "--temperature", "1",
+            "--json"]
     done = _cli(*args)
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout)
@@ -55,7 +56,7 @@ def test_the_flywheel_trains_between_rounds(half_solver: Path, tmp_path: Path) -
     import autoenvscaling_trainer
 
     host = create_host(entrypoints=False, plugins=[toy, autoenvscaling_trainer])
-    options = {"steps": 1, "held_out": 1, "group_size": 2, "groups": 1, "tokens_per_turn": 24}
+    options = {"steps": 1, "held_out": 1, "group_size": 2, "groups": 1, "tokens_per_turn": 24, "temperature": 1.0}
     config = FlywheelConfig(seed=2, rounds=2, per_round=3, mix={"toy": 1.0}, trainer="grpo", trainer_options=options,
                             settings=GateSettings(flaky_runs=1, calibration_band=(0.0, 1.0)))
     solver = SolverSpec(llm=LLMSpec(model=str(half_solver), backend="transformers"))

@@ -20,7 +20,8 @@ from autoenvscaling_trainer.rollout import RolloutEngine, step_stats
 from autoenvscaling_trainer.settings import GRPOSettings
 from autoenvscaling_trainer.training import GRPORun
 
-SMALL = dict(group_size=4, groups=1, max_turns=2, tokens_per_turn=24, learning_rate=1e-3, command_timeout_sec=10)
+SMALL = dict(group_size=4, groups=1, max_turns=2, tokens_per_turn=24, learning_rate=1e-3, command_timeout_sec=10,
+             temperature=1.0)
 
 
 def engine_for(model_path: Path, pool: list[Any], **settings: Any) -> RolloutEngine:
