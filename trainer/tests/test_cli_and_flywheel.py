@@ -78,10 +78,10 @@ def test_the_flywheel_trains_between_rounds(half_solver: Path, tmp_path: Path) -
     first = trainings[0]
     assert first.solver.model == str(out / "training" / "round-0" / "model") and first.before.model == str(half_solver)
     assert trainings[1].before.model == first.solver.model  # round 1's solver was the trained one
-    if first.metrics.get("steps"):
-        assert any("useful_group_rate" in row for row in first.history)
-        assert any("held_out_pass_rate" in row for row in first.history)
-        assert 'id="training"' in (out / "report.html").read_text()  # the report draws the curves
+    assert first.metrics["steps"] == 1  # round 0 admitted tasks, and the solver trained on them
+    assert any("useful_group_rate" in row for row in first.history)
+    assert any("held_out_pass_rate" in row for row in first.history)
+    assert 'id="training"' in (out / "report.html").read_text()  # the report draws the curves
 
 
 def test_train_refuses_a_served_solver_and_skips_an_empty_pool(tmp_path: Path) -> None:
