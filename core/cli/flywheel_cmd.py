@@ -109,7 +109,7 @@ def run(out: Path, rounds: int, per_round: int, mix: dict[str, float], difficult
     from ..flywheel.loop import FlywheelConfig
 
     proposer_model, proposer_base_url = proposer_model or llm, proposer_base_url or base_url
-    solver_model, solver_base_url = solver_model or llm, solver_base_url or base_url
+    solver_model, solver_base_url = solver_target(solver_model or llm, solver_base_url or base_url)
     if train and trainer not in (None, "grpo"):
         raise UsageError(f"--train trains with GRPO, but --trainer {trainer} was given", hint="pass one of them")
     if train and no_solver:
@@ -121,7 +121,7 @@ def run(out: Path, rounds: int, per_round: int, mix: dict[str, float], difficult
     config = FlywheelConfig(seed=seed, rounds=rounds, per_round=per_round, mix=mix, proposers=proposers,
                             difficulty=difficulty, calibrate=not no_solver, review=not no_solver,
                             proposer_model=proposer_model, trainer=trainer, trainer_options=options,
-                            solver_model=None if no_solver else (solver_model or DEFAULT_SOLVER))
+                            solver_model=None if no_solver else (solver_model or "embedded"))
     solver_options = {"turns": solver_turns, "tokens": solver_tokens}
     summaries = asyncio.run(_flywheel(config, out, resume=resume, backend_name=backend_name, network=network,
                                       proposer=(proposer_model, proposer_base_url),
@@ -195,6 +195,12 @@ async def _flywheel(config: Any, out: Path, *, resume: bool, backend_name: str, 
             flywheel.close()
             await runner.aclose()
             await backend.aclose()
+
+
+def solver_target(model: str | None, base_url: str | None) -> tuple[str | None, str | None]:
+    """The solver's model and server: a local run without --solver-model gets DEFAULT_SOLVER; a
+    served solver keeps whatever model name it was given."""
+    return (model if base_url else model or DEFAULT_SOLVER), base_url
 
 
 def _solver_spec(model: str | None, base_url: str | None, options: dict[str, Any], llm_backend: str | None) -> SolverSpec:

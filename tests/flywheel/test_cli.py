@@ -96,3 +96,11 @@ def test_bench_proposers_prints_rates_per_model(backend: Any, terminal_installed
     assert (rows["bad"]["rate"]["successes"], rows["bad"]["rate"]["n"]) == (0, 1)
     assert rows["good"]["rate"]["low"] == pytest.approx(0.206549, abs=1e-6)  # Wilson interval of 1/1
     assert table.returncode == 0 and "bad" in table.stdout and "0/1" in table.stdout
+
+
+def test_run_solves_with_the_default_solver_unless_told_otherwise() -> None:
+    from autoenvscaling.cli.flywheel_cmd import DEFAULT_SOLVER, solver_target
+
+    assert solver_target(None, None) == (DEFAULT_SOLVER, None) == ("embedded-qwen", None)
+    assert solver_target("embedded", None) == ("embedded", None)
+    assert solver_target(None, "http://127.0.0.1:9/v1") == (None, "http://127.0.0.1:9/v1")  # a served model
