@@ -362,7 +362,7 @@ class DockerBackend(SandboxBackend):
             container = self.client.containers.create(**{k: v for k, v in settings.items() if k != "storage_opt"})
         try:
             for directory, tar in files or ():
-                if not self.client.api.put_archive(container.id, directory, tar):
+                if not self.client.api.put_archive(container.id, directory, unpadded_tar(tar)):
                     raise SandboxError(f"the engine refused the upload to {directory}")
             container.start()
         except (errors.DockerException, SandboxError):
@@ -729,7 +729,7 @@ class DockerSandbox(Sandbox):
 
         def put() -> bool | None:
             try:
-                return bool(api.put_archive(self.container_id, remote_dir, data))
+                return bool(api.put_archive(self.container_id, remote_dir, unpadded_tar(data)))
             except not_found:
                 return None
 
@@ -858,6 +858,23 @@ class _Capture:
     @staticmethod
     def text(data: bytearray) -> str:
         return bytes(data).decode("utf-8", errors="replace")
+
+
+def unpadded_tar(data: bytes) -> bytes:
+    """``data`` cut after its two end-of-archive blocks. A writer pads a tar to a whole record (10 KiB
+    for Python's tarfile); podman's archive endpoint stops reading at the end blocks and can fail the
+    upload with "broken pipe" while the padding is still being sent (containers/buildah#6573). Not a
+    tar, or anything but zeros after the end: returned unchanged, for the engine to judge."""
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
+            for _ in tar:
+                pass
+            end = tar.offset + 2 * tarfile.BLOCKSIZE
+    except tarfile.TarError:
+        return data
+    if end >= len(data) or data[tar.offset:].count(0) != len(data) - tar.offset:
+        return data
+    return data[:end]
 
 
 def _symlink_tar(name: str, target: str) -> bytes:

@@ -148,8 +148,9 @@ async def _process_count(sandbox: "DockerSandbox") -> int:
 
 
 async def _put(sandbox: "DockerSandbox", directory: str, data: bytes) -> None:
+    from .docker_backend import unpadded_tar
     api = sandbox.backend.client.api
-    ok = await sandbox.backend.call(api.put_archive, sandbox.container_id, directory, data,
+    ok = await sandbox.backend.call(api.put_archive, sandbox.container_id, directory, unpadded_tar(data),
                                     what=f"restore into {directory}")
     if not ok:
         raise SandboxError(f"the engine refused to restore into {directory}")

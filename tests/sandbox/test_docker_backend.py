@@ -517,3 +517,24 @@ def test_tar_stream_of_a_tree_keeps_links_and_modes(tmp_path):
     assert members["usr/bin/tool"].mode & 0o777 == 0o755
     assert {members["usr/bin/hard"].islnk(), members["usr/bin/tool"].islnk()} == {True, False}
     assert members["usr"].isdir()
+
+
+def test_uploads_are_cut_after_the_end_of_archive_blocks():
+    """podman stops reading an upload at the tar's end blocks and can fail it with "broken pipe" while
+    the record padding is still being sent (a CI run lost a compose start to it): what is uploaded ends
+    at the end blocks, with every member intact; anything that is not a padded tar is left alone."""
+    from autoenvscaling.sandbox.base import make_tar
+    from autoenvscaling.sandbox.docker_backend import unpadded_tar
+
+    padded = make_tar({"a/b.txt": b"x" * 700, "c.sh": b"echo\n", "zeros.bin": b"\0" * 2048})
+    assert len(padded) % tarfile.RECORDSIZE == 0
+    cut = unpadded_tar(padded)
+    assert len(cut) < len(padded) and len(cut) % tarfile.BLOCKSIZE == 0
+    assert cut[-2 * tarfile.BLOCKSIZE:] == b"\0" * (2 * tarfile.BLOCKSIZE) and padded.startswith(cut)
+    with tarfile.open(fileobj=io.BytesIO(cut)) as tar:
+        files = {m.name: tar.extractfile(m).read() for m in tar if m.isfile()}
+    assert files == {"a/b.txt": b"x" * 700, "c.sh": b"echo\n", "zeros.bin": b"\0" * 2048}
+    assert unpadded_tar(cut) == cut
+    assert unpadded_tar(b"not a tar") == b"not a tar"
+    trailing = padded + b"junk"
+    assert unpadded_tar(trailing) == trailing
