@@ -74,6 +74,17 @@ class Domain(abc.ABC):
         child = self.generate(family, seed=seed, difficulty=DIFFICULTIES[level])
         return child.with_provenance(parent=parent.name, direction=direction)
 
+    # Async forms, for domains whose generators wait on processes (a test suite run in a sandbox): the
+    # flywheel awaits these, so such a domain overrides them and keeps the event loop free. The
+    # defaults call the plain methods.
+    async def agenerate(self, family: str, *, seed: int, difficulty: str = "medium") -> Task:
+        """``generate``, awaitable."""
+        return self.generate(family, seed=seed, difficulty=difficulty)
+
+    async def avary(self, parent: Task, *, direction: str, seed: int) -> Task:
+        """``vary``, awaitable."""
+        return self.vary(parent, direction=direction, seed=seed)
+
     def kit(self) -> ProposerKit | None:
         """The proposer kit for LLM proposers, or None when the domain has none."""
         return None

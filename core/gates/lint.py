@@ -18,6 +18,7 @@ a problem naming a backend that can, what the policy clamps or denies is a warni
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import re
 import time
@@ -29,7 +30,7 @@ from ..sandbox.compose import compose_file, load_compose
 from ..sandbox.dockerfile import Context, Instruction, parse_dockerfile, words
 from ..sandbox.rootfs import resolve_base
 from ..sandbox.select import BackendCatalog
-from ..tasks import StepConfig, Task
+from ..tasks import PROVENANCE_KEY, StepConfig, Task
 from .base import DEFAULT_BACKEND, Evidence, Finding, Gate, GateContext, GateResult
 from .requirements import requirement_findings
 
@@ -171,14 +172,24 @@ def _image_leaks(task: Task) -> list[str]:
     if compose is not None and re.search(r"context:\s*['\"]?\.\.", compose.text):
         out.append("environment/docker-compose: the build context is the task directory, which holds tests/ and solution/")
     private = {}
+    public = public_files(task)
     for path, f in task.files.items():
-        if _is_private_path(path) and len(f.data) >= _MIN_LEAK_BYTES:
+        if _is_private_path(path) and len(f.data) >= _MIN_LEAK_BYTES and not any(fnmatch.fnmatchcase(path, p) for p in public):
             private[hashlib.sha256(f.data).hexdigest()] = path
     for path, f in task.environment_files.items():
         origin = private.get(hashlib.sha256(f.data).hexdigest())
         if origin is not None:
             out.append(f"environment/{path} is a copy of {origin}: the image would contain it")
     return out
+
+
+def public_files(task: Task) -> list[str]:
+    """Glob patterns (task-relative) of verifier files the agent is meant to see too, from
+    ``[metadata.autoenvscaling] public_files``: a repository's own test suite that the verifier
+    restores but the agent also gets (swe tasks). Copies of these in the image are not leaks; the
+    domain that declares them checks that nothing private is among them."""
+    patterns = task.config.metadata.get(PROVENANCE_KEY, {}).get("public_files", [])
+    return [p for p in patterns if isinstance(p, str) and p.startswith("tests/")] if isinstance(patterns, list) else []
 
 
 def _is_private_path(path: str) -> bool:

@@ -25,10 +25,10 @@ class ProceduralProposer(Proposer):
         start = time.monotonic()
         try:
             if assignment.parent_task is not None:
-                task = domain.vary(assignment.parent_task, direction=assignment.direction, seed=seed)
+                task = await domain.avary(assignment.parent_task, direction=assignment.direction, seed=seed)
             else:
                 family = assignment.family or domain.families()[0].name
-                task = domain.generate(family, seed=seed, difficulty=assignment.difficulty)
+                task = await domain.agenerate(family, seed=seed, difficulty=assignment.difficulty)
         except (AESError, ValueError) as exc:
             # A generator that cannot honour the request is the proposer's own (scored) failure.
             message = exc.message if isinstance(exc, AESError) else str(exc)

@@ -75,6 +75,14 @@ def test_verifier_or_solution_copied_into_the_image(defects):
     test_sh = good.files["tests/test.sh"].data
     copied = good.with_files({"environment/checks/test.sh": test_sh})
     assert lint_task(copied) == ["environment/checks/test.sh is a copy of tests/test.sh: the image would contain it"]
+    # A verifier file the task declares public (the agent gets it too: a repository's own tests) is
+    # no leak; the declaration covers only the files it names, and only under tests/.
+    suite = good.with_files({"tests/suite/test_lib.py": b"def test_lib():\n    assert 1 + 1 == 2  # a visible test of the library, long enough to count\n",
+                             "environment/repo/test_lib.py": b"def test_lib():\n    assert 1 + 1 == 2  # a visible test of the library, long enough to count\n"})
+    assert lint_task(suite) == ["environment/repo/test_lib.py is a copy of tests/suite/test_lib.py: the image would contain it"]
+    assert lint_task(suite.with_provenance(public_files=["tests/suite/*.py"])) == []
+    assert lint_task(copied.with_provenance(public_files=["tests/suite/*.py", "solution/*"])) == \
+        ["environment/checks/test.sh is a copy of tests/test.sh: the image would contain it"]
     # The app's own tests inside the context are legitimate, and so are stage copies.
     legit = good.with_files({"environment/Dockerfile": "FROM debian:bookworm-slim AS b\nFROM debian:bookworm-slim\n"
                                                       "COPY --from=b /x /y\nCOPY tests/ /app/tests/\n",

@@ -1,0 +1,138 @@
+"""The swe domain's admission gates, on top of the core ones.
+
+``swe-lint`` (static, order 15): the test lists and the hidden bundle agree, and nothing in the
+agent's environment gives the answer away: no git metadata, byte-code or caches copied in, no file
+holding the fixed version of a changed file, no held-back test.
+
+``swe-validation`` (order 35, after the oracle): in the task's own built environment, the suite runs
+``reruns`` times on the agent's repository and ``reruns`` times with the fix applied; suite.classify
+must admit the bug and give exactly the FAIL_TO_PASS and PASS_TO_PASS lists the task carries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+from autoenvscaling.gates.base import Evidence, Gate, GateContext, GateResult
+from autoenvscaling.gates.runtime import PREPARED
+from autoenvscaling.tasks import Task
+
+from .patches import PatchError, apply_patch
+from .render import DOMAIN, read_patch
+from .suite import RepoSandbox, classify
+from .verifier.swe_verify import is_test_path
+
+REPO = "environment/repo/"
+BUNDLE = "tests/repo/"
+FORBIDDEN_PARTS = (".git", "__pycache__", ".pytest_cache", ".hg", ".svn", ".tox", ".venv")
+FORBIDDEN_SUFFIXES = (".pyc", ".pyo", ".orig", ".rej", ".whl", ".patch", ".diff")
+
+
+def repo_files(task: Task, prefix: str) -> dict[str, bytes]:
+    return {p[len(prefix):]: f.data for p, f in task.files.items() if p.startswith(prefix)}
+
+
+def spec_of(task: Task) -> dict:
+    return json.loads(task.files["tests/swe.json"].text)
+
+
+class SweLintGate(Gate):
+    name = "swe-lint"
+    order = 15
+    domain = DOMAIN
+
+    async def check(self, task: Task, ctx: GateContext) -> GateResult:
+        start = time.monotonic()
+        problem = self.problem(task)
+        return self.result("fail" if problem else "pass", problem, seconds=time.monotonic() - start)
+
+    @staticmethod
+    def problem(task: Task) -> str:
+        for required in ("tests/swe.json", "tests/swe_verify.py", "solution/solve.sh"):
+            if required not in task.files:
+                return f"{required} is missing"
+        try:
+            spec = spec_of(task)
+            listed = list(spec["fail_to_pass"]) + list(spec["pass_to_pass"])
+        except (ValueError, KeyError, TypeError) as exc:
+            return f"tests/swe.json is not a valid test list ({exc})"
+        if not spec["fail_to_pass"]:
+            return "FAIL_TO_PASS is empty: nothing decides whether the bug was fixed"
+        bundle = repo_files(task, BUNDLE)
+        missing = sorted({t.split("::")[0] for t in listed} - set(bundle))
+        if missing:
+            return f"listed tests live in files the hidden bundle lacks: {', '.join(missing[:3])}"
+        env = {p: f.data for p, f in task.files.items() if p.startswith("environment/")}
+        for path in env:
+            parts = path.split("/")
+            if any(p in FORBIDDEN_PARTS for p in parts) or path.endswith(FORBIDDEN_SUFFIXES):
+                return f"{path} must not reach the image: it can hold the original code"
+        visible = repo_files(task, REPO)
+        try:
+            fixed = apply_patch(visible, read_patch(task))
+        except (PatchError, ValueError) as exc:
+            return f"the fix does not apply to environment/repo: {exc}"
+        for path, data in fixed.items():
+            if data is None or data == visible.get(path):
+                continue
+            copies = [p for p, d in env.items() if d == data]
+            if copies:
+                return f"{copies[0]} holds the fixed version of {path}: the answer is in the image"
+        public = task.provenance.model_extra.get("public_files", []) if task.provenance.model_extra else []
+        for pattern in public:
+            rel = pattern.removeprefix(BUNDLE)
+            if not pattern.startswith(BUNDLE) or bundle.get(rel) is None or visible.get(rel) != bundle[rel]:
+                return f"public_files names {pattern}, which the agent's repository does not hold as it is"
+        held = spec_held_back(task)
+        for name in held:
+            for path, data in visible.items():
+                if is_test_path(path) and f"def {name}(".encode() in data:
+                    return f"the held-back test {name} is in environment/repo/{path}"
+        return ""
+
+
+def spec_held_back(task: Task) -> set[str]:
+    held = task.config.metadata.get("swe", {}).get("held_back", [])
+    return {t.split("::")[-1].split("[")[0] for t in held}
+
+
+class SweValidationGate(Gate):
+    name = "swe-validation"
+    order = 35
+    needs_sandbox = True
+    domain = DOMAIN
+    reruns = 2
+
+    async def check(self, task: Task, ctx: GateContext) -> GateResult:
+        start = time.monotonic()
+        spec = spec_of(task)
+        visible, bundle = repo_files(task, REPO), repo_files(task, BUNDLE)
+        try:
+            fixed = apply_patch(visible, read_patch(task))
+        except PatchError as exc:
+            return self.result("fail", f"the fix does not apply: {exc}", seconds=time.monotonic() - start)
+        prepared = ctx.scratch.get(PREPARED) or await ctx.backend.prepare(task)
+        timeout = float(spec.get("timeout_sec", 600))
+
+        async def runs(changed: dict[str, bytes | None]) -> list:
+            async with RepoSandbox(ctx.backend, task, visible, bundle, timeout=timeout, prepared=prepared,
+                                   name=task.name) as box:
+                return [await box.run(changed) for _ in range(self.reruns)]
+
+        buggy, clean = await asyncio.gather(runs({}), runs(fixed))  # two sandboxes side by side
+        verdict = classify(clean, buggy)
+        values = {"fail_to_pass": len(verdict.fail_to_pass), "pass_to_pass": len(verdict.pass_to_pass),
+                  "flaky": verdict.flaky[:20], "suite_seconds": round(max(r.seconds for r in clean + buggy), 3)}
+        evidence = [Evidence(command=f"swe_verify.py report x{self.reruns} (buggy) + x{self.reruns} (fixed)", values=values)]
+        if not verdict.admitted:
+            return self.result("fail", verdict.reason, seconds=time.monotonic() - start, evidence=evidence)
+        for label, seen, listed in (("FAIL_TO_PASS", verdict.fail_to_pass, spec["fail_to_pass"]),
+                                    ("PASS_TO_PASS", verdict.pass_to_pass, spec["pass_to_pass"])):
+            if sorted(seen) != sorted(listed):
+                extra, lost = sorted(set(seen) - set(listed)), sorted(set(listed) - set(seen))
+                return self.result("fail", f"{label} differs when the validation is rerun: "
+                                           f"{len(extra)} more ({', '.join(extra[:2])}), {len(lost)} fewer ({', '.join(lost[:2])})",
+                                   seconds=time.monotonic() - start, evidence=evidence)
+        return self.result("pass", seconds=time.monotonic() - start, evidence=evidence)
