@@ -54,6 +54,31 @@ def test_procedural_generates_and_varies() -> None:
     assert failed.task is None and failed.scored and "no family" in (failed.error or "")
 
 
+def test_procedural_awaits_a_domains_async_generators() -> None:
+    """A domain whose generation waits on processes overrides agenerate/avary; the proposer awaits
+    them in the flywheel's loop (only they stamp the round used as a marker here)."""
+
+    class AsyncToy(ToyDomain):
+        async def agenerate(self, family: str, *, seed: int, difficulty: str = "medium"):
+            await asyncio.sleep(0)
+            return super().generate(family, seed=seed, difficulty=difficulty).with_provenance(round=41)
+
+        async def avary(self, parent, *, direction: str, seed: int):
+            await asyncio.sleep(0)
+            return super().vary(parent, direction=direction, seed=seed).with_provenance(round=42)
+
+    domain = AsyncToy()
+    fresh = asyncio.run(ProceduralProposer().propose(new_task(domain, "count-lines", seed=3), domain=domain, seed=3))
+    assert fresh.task is not None and fresh.task.provenance.round == 41
+    parent = domain.generate("count-lines", seed=3, difficulty="medium")
+    solved = TrialResult(task=parent.name, agent="solver", rewards={"reward": 1.0},
+                         steps=[StepResult(name="main", trajectory=Trajectory(agent="solver"),
+                                           verifier=VerifierResult(rewards={"reward": 1.0}))])
+    child = asyncio.run(ProceduralProposer().propose(from_rollouts(parent, [solved] * 4, domain="toy", seed=8),
+                                                     domain=domain, seed=8))
+    assert child.task is not None and child.task.provenance.round == 42
+
+
 def _with_llm(script: Any, fn: Any) -> tuple[Proposal, list[dict]]:
     with ScriptedOpenAIServer(script) as srv:
         llm = OpenAIBackend(srv.base_url, None, "gpt-4o-mini", backoff_base=0.01, max_retries=0)

@@ -34,6 +34,11 @@ def test_tokenize_escaped_closing_quote_is_unterminated():
         tokenize_expression(r'"a\"')
 
 
+def test_tokenize_trailing_backslash_is_unterminated():
+    with pytest.raises(TemplateSyntaxError):
+        tokenize_expression('"a\\')
+
+
 def test_tokenize_number_directly_before_operator():
     assert tokenize_expression("10>=n") == [("num", 10), ("op", ">="), ("name", "n")]
 
@@ -206,9 +211,9 @@ def test_bad_attribute_after_dot():
         ev("a.'b'")
 
 
-def test_not_without_in_after_operand_is_rejected():
+def test_in_after_two_operands_is_rejected():
     with pytest.raises(TemplateSyntaxError):
-        ev("a not b")
+        ev("a b in c")
 
 
 def test_unknown_filter():

@@ -209,6 +209,12 @@ def test_strict_mode_raises_for_missing_attribute():
     assert "'user.age'" in str(info.value)
 
 
+def test_strict_mode_names_first_missing_segment():
+    with pytest.raises(UndefinedError) as info:
+        Template("{{ user.address.city }}", strict=True).render(user={})
+    assert "'user.address'" in str(info.value)
+
+
 def test_strict_mode_allows_present_values():
     assert Template("{{ user.name }}", strict=True).render(user={"name": "x"}) == "x"
 
