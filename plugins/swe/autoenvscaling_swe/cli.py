@@ -46,8 +46,9 @@ def repos_cmd(as_json: bool) -> None:
 @click.option("--commit", default=None, help="The commit to start from (default: HEAD).")
 @click.option("-n", "count", type=click.IntRange(min=1), default=10, show_default=True, help="Instances to generate.")
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="Suite directory to write into.")
-@click.option("--level", type=click.IntRange(1, 3), default=1, show_default=True,
-              help="Mutations per bug (the mutation strategy's difficulty).")
+@click.option("--level", type=click.IntRange(0, 3), default=1, show_default=True,
+              help="Mutations per bug (the mutation strategy's difficulty); 0: one single-token mutation "
+                   "with a visible failing test.")
 @click.option("--strategy", type=click.Choice(["mutation", "llm", "history"]), default="mutation", show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, help="First seed; instance i uses seed+i.")
 @click.option("--backend", default="bwrap", show_default=True, help="Sandbox backend the suites run in.")

@@ -19,7 +19,7 @@ from autoenvscaling.tasks import Task
 from .render import DOMAIN, LABELS
 
 T = TypeVar("T")
-LEVELS = {label: level for level, label in LABELS.items()}
+LEVELS = {"easy": 1, "medium": 2, "hard": 3}  # level 0 (simpler than easy) is reached by vary
 SCREEN_BACKEND = "bwrap"  # where candidate bugs are screened (the suite runs there, offline)
 
 
@@ -81,8 +81,9 @@ class SweDomain(Domain):
         return render(instance)
 
     async def avary(self, parent: Task, *, direction: str, seed: int) -> Task:
-        """Simpler/harder: the same repository with one mutation fewer/more; different: the next seed
-        repository at the same level."""
+        """Simpler/harder: the same repository with one mutation fewer/more (simpler than one mutation:
+        level 0, a single-token bug with a visible failing test); different: the next seed repository
+        at the same level."""
         if direction not in DIRECTIONS:
             raise UsageError(f"unknown direction {direction!r}", hint=f"use one of {', '.join(DIRECTIONS)}")
         prov = parent.provenance
@@ -93,7 +94,7 @@ class SweDomain(Domain):
             family = families[(families.index(family) + 1) % len(families)]
         else:
             level += 1 if direction == "harder" else -1
-            if not 1 <= level <= 3:
+            if not 0 <= level <= 3:
                 raise UsageError(f"{parent.name} is already the {'hardest' if direction == 'harder' else 'simplest'} variant",
                                  hint="vary it with direction='different'")
         child = await self.generate_level(family, seed=seed, level=level)

@@ -28,7 +28,10 @@ from .render import Instance
 from .repos import Repository, Snapshot
 from .suite import DEFAULT_SUITE_TIMEOUT, MAX_BROKEN, Classification, RepoSandbox, SuiteRun, classify, clean_problem
 
-MAX_LEVEL = 3
+MIN_LEVEL, MAX_LEVEL = 0, 3
+# Level 0, the simplest: one single-token mutation whose symptom points at its function, and at least
+# two failing test functions, so one stays visible as a reproduction.
+EASY_OPERATORS = ("comparison_flip", "off_by_one", "wrong_operator", "change_return")
 
 
 @dataclass
@@ -107,8 +110,8 @@ class SweGenerator:
         ``max_attempts`` candidates were all rejected (each rejection is in ``attempts``)."""
         if strategy not in STRATEGIES:
             raise UsageError(f"unknown injection strategy {strategy!r}", hint=f"use one of {', '.join(STRATEGIES)}")
-        if not 1 <= level <= MAX_LEVEL:
-            raise UsageError(f"level {level} is out of range", hint=f"use 1..{MAX_LEVEL}")
+        if not MIN_LEVEL <= level <= MAX_LEVEL:
+            raise UsageError(f"level {level} is out of range", hint=f"use {MIN_LEVEL}..{MAX_LEVEL}")
         rng = random.Random(f"autoenvscaling-swe/{self.snapshot.name}/{self.snapshot.commit}/{seed}/{level}/{strategy}")
         async for candidate in self._candidates(strategy, rng, level):
             if not candidate.changed:
@@ -120,6 +123,9 @@ class SweGenerator:
                 buggy += [await self.box.run(candidate.changed, timeout=self.bug_timeout)
                           for _ in range(self.settings.reruns - 1)]
             verdict = classify(self.clean, buggy, max_broken=self.settings.max_broken)
+            if verdict.admitted and level == 0 and len({_function_of(t) for t in verdict.fail_to_pass}) < 2:
+                verdict = Classification(verdict.fail_to_pass, verdict.pass_to_pass, verdict.flaky,
+                                         "level 0 needs two failing test functions (one stays visible)")
             self._record(candidate, verdict.admitted, verdict.reason, time.monotonic() - start, verdict)
             if verdict.admitted:
                 return await self._instance(candidate, verdict, buggy[0], seed=seed, level=level, rng=rng)
@@ -135,8 +141,11 @@ class SweGenerator:
     async def _candidates(self, strategy: str, rng: random.Random, level: int):
         limit = self.settings.max_attempts
         if strategy == "mutation":
+            operators = self.settings.operators
+            if level == 0:
+                operators = [op for op in (operators or EASY_OPERATORS) if op in EASY_OPERATORS]
             for _ in range(limit):
-                candidate = mutation_candidate(self.index, rng, level, self.settings.operators)
+                candidate = mutation_candidate(self.index, rng, max(1, level), operators)
                 if candidate is None:
                     raise UsageError(f"{self.snapshot.origin} has too few mutation sites for {level} mutations",
                                      hint="lower the level")

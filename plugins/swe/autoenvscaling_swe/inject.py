@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import random
 import re
+import textwrap
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, AsyncIterator
@@ -154,7 +155,6 @@ def splice_function(source: str, spec: FunctionSpec, reply: str) -> str | None:
 
 
 def _dedent(code: str) -> str:
-    import textwrap
     return textwrap.dedent(code)
 
 

@@ -101,9 +101,15 @@ def changed_lines(patch: str) -> list[str]:
             if line[:1] in "+-" and not line.startswith(("+++", "---"))]
 
 
+_FUNCTION_REPR = re.compile(r"<(?:function|bound method|built-in function) ([\w.]+)(?: of [^>]*)? at 0x[0-9a-f]+>")
+_ADDRESS = re.compile(r" at 0x[0-9a-f]+")
+
+
 def _without_pytest_hints(message: str) -> str:
-    """The assertion lines without pytest's advice to the person running it."""
-    return "\n".join(line for line in message.splitlines() if not line.startswith(("Use -v", "Full diff:")))
+    """The assertion lines without pytest's advice to the person running it, and without memory
+    addresses (``<function f at 0x7f...>`` is ``f``): the same bug always gives the same text."""
+    lines = [line for line in message.splitlines() if not line.startswith(("Use -v", "Full diff:"))]
+    return _ADDRESS.sub("", _FUNCTION_REPR.sub(r"\1", "\n".join(lines)))
 
 
 def _module_name(path: str) -> str:

@@ -45,7 +45,7 @@ SNAPSHOT_RUN = (
     "       git -c user.name=autoenvscaling -c user.email=swe@autoenvscaling.invalid commit -q -m 'Repository snapshot' \\\n"
     "    && rm -rf .git/logs .git/hooks .git/COMMIT_EDITMSG .git/description\n"
 )
-LABELS = {1: "easy", 2: "medium", 3: "hard"}
+LABELS = {0: "easy", 1: "easy", 2: "medium", 3: "hard"}
 MIN_VERIFIER_SEC = 60.0
 
 
@@ -161,7 +161,7 @@ def render(inst: Instance) -> Task:
                              "base_commit": inst.base_commit, "FAIL_TO_PASS": inst.fail_to_pass,
                              "PASS_TO_PASS": inst.pass_to_pass, "held_back": inst.held_back}},
         "verifier": {"timeout_sec": timeout + 60},
-        "agent": {"timeout_sec": 900.0 + 300.0 * inst.level},
+        "agent": {"timeout_sec": 900.0 + 300.0 * max(1, inst.level)},
         "environment": {"build_timeout_sec": 900.0, "cpus": 1, "memory_mb": 2048, "storage_mb": 4096,
                         "workdir": WORKDIR},
     }

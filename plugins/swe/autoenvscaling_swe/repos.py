@@ -14,6 +14,7 @@ and the test suite with its configuration (``bundle``: what the verifier restore
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import os
 import re
@@ -32,7 +33,12 @@ from autoenvscaling.sandbox.rootfs import file_lock
 from .verifier.swe_verify import SKIP_COPY, is_config_path, is_test_path
 
 SEEDS_PACKAGE = "autoenvscaling_swe.seeds"
-FIX_WORDS = re.compile(r"\b(fix(e[sd])?|bug|correct(s|ed)?|repair|resolve[sd]?|wrong|off[- ]by[- ]one|regression)\b", re.I)
+FIX_WORDS = re.compile(r"\b(fix(e[sd])?|bug|correct(s|ed)?|repair|resolve[sd]?|wrong|off[- ]by[- ]one|regression|"
+                       r"incorrect(ly)?|broken|crash(es)?|handle[sd]?|instead of|never|edge case)\b", re.I)
+# Messages of commits that add or reorganise rather than fix.
+NOT_FIX = re.compile(r"^(add|implement|introduce|support|create|initial|refactor|rename|move|docs?|readme|bump|release|"
+                     r"version|style|format|lint|test|ci|build|chore|revert|update dependencies)\b", re.I)
+SMALL_FIX_LINES = 12  # a commit changing at most this many source lines, defining nothing new, reads as a fix
 GIT_IDENTITY = {"GIT_AUTHOR_NAME": "autoenvscaling", "GIT_AUTHOR_EMAIL": "swe@autoenvscaling.invalid",
                 "GIT_COMMITTER_NAME": "autoenvscaling", "GIT_COMMITTER_EMAIL": "swe@autoenvscaling.invalid",
                 "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
@@ -163,27 +169,42 @@ class Repository:
         return out
 
     def fix_commits(self, commit: str, *, limit: int = 200) -> list[FixCommit]:
-        """Commits up to ``commit`` whose message says they fixed something and that changed the code
-        under test (Python sources), newest first, with those sources before and after."""
+        """Commits up to ``commit`` that fixed something in the code under test (Python sources),
+        newest first, with those sources before and after. A fix is a commit whose message says so
+        (fix, bug, wrong, handle, instead of, ...), or a small change (at most SMALL_FIX_LINES source
+        lines, no new function or class) whose message does not announce a feature or maintenance.
+        Screening then shows whether reverting it breaks tests."""
         if not self.is_git:
             return []
         log = git(self.path, "log", "--no-merges", f"--max-count={limit}", "--format=%H%x00%P%x00%s", commit).decode()
         out: list[FixCommit] = []
         for line in filter(None, log.splitlines()):
             sha, parents, subject = line.split("\0", 2)
-            if not parents or not FIX_WORDS.search(subject):
+            if not parents or NOT_FIX.match(subject.strip()):
                 continue
             changed = git(self.path, "diff", "--name-only", "-z", parents.split()[0], sha).decode().split("\0")
             paths = [p for p in changed if p.endswith(".py") and not is_test_path(p) and not is_config_path(p)]
             if not paths:
                 continue
-            out.append(FixCommit(sha=sha, message=subject, before=self._blobs(parents.split()[0], paths),
-                                 after=self._blobs(sha, paths)))
+            before, after = self._blobs(parents.split()[0], paths), self._blobs(sha, paths)
+            if FIX_WORDS.search(subject) or _small_change(before, after):
+                out.append(FixCommit(sha=sha, message=subject, before=before, after=after))
         return out
 
     def _blobs(self, sha: str, paths: list[str]) -> dict[str, bytes]:
         present = set(git(self.path, "ls-tree", "-r", "--name-only", "-z", sha, "--", *paths).decode().split("\0"))
         return {p: git(self.path, "show", f"{sha}:{p}") for p in paths if p in present}
+
+
+def _small_change(before: dict[str, bytes], after: dict[str, bytes]) -> bool:
+    changed = defines = 0
+    for path in set(before) | set(after):
+        old = before.get(path, b"").decode("utf-8", "replace").splitlines()
+        new = after.get(path, b"").decode("utf-8", "replace").splitlines()
+        diff = [d for d in difflib.unified_diff(old, new, n=0, lineterm="") if d[:1] in "+-" and d[:3] not in ("+++", "---")]
+        changed += len(diff)
+        defines += sum(1 for d in diff if d.startswith("+") and re.match(r"\+\s*(async\s+def|def|class)\s", d))
+    return 0 < changed <= SMALL_FIX_LINES and defines == 0
 
 
 # -- seeds -------------------------------------------------------------------------------------

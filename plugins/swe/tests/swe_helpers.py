@@ -181,7 +181,7 @@ def git(repo: Path, *args: str, date: int = 1_690_000_000) -> str:
 
 
 def third_party_repo(root: Path) -> Path:
-    """``root/numtools``: a git repository with three commits, the second a real fix."""
+    """``root/numtools``: a git repository with four commits, the second a real fix, the last a feature."""
     repo = root / "numtools"
     (repo / "tests").mkdir(parents=True)
     (repo / "numtools.py").write_text(LIBRARY.replace(ROMAN_FIXED, ROMAN_BUGGY))
@@ -194,6 +194,9 @@ def third_party_repo(root: Path) -> Path:
     git(repo, "commit", "-qam", "Fix to_roman for numbers equal to a numeral's value", date=1_690_100_000)
     (repo / "README.md").write_text("numtools: small numeric helpers (roman numerals, clamp, stats)\n")
     git(repo, "commit", "-qam", "Describe the helpers in the README", date=1_690_200_000)
+    (repo / "numtools.py").write_text(LIBRARY + '\n\ndef median(values):\n    """The middle value."""\n'
+                                      '    ordered = sorted(values)\n    return ordered[len(ordered) // 2]\n')
+    git(repo, "commit", "-qam", "Add median()", date=1_690_300_000)
     return repo
 
 

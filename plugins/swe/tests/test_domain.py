@@ -64,8 +64,14 @@ def test_generate_and_vary_give_admissible_deterministic_tasks():
     assert other.provenance.family != family
     from autoenvscaling.errors import UsageError
 
+    simpler = domain.vary(task, direction="simpler", seed=5)
+    params = simpler.provenance.parameters
+    assert params["level"] == 0 and params["strategy"]["operators"][0] in ("comparison_flip", "off_by_one",
+                                                                          "wrong_operator", "change_return")
+    swe = simpler.config.metadata["swe"]
+    assert set(swe["FAIL_TO_PASS"]) - set(swe["held_back"]), "level 0 keeps a failing test visible"
     with pytest.raises(UsageError, match="already the simplest"):
-        domain.vary(task, direction="simpler", seed=5)
+        domain.vary(simpler, direction="simpler", seed=6)
 
 
 def test_the_repos_command_lists_the_seeds():

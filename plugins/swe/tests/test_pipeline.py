@@ -43,6 +43,11 @@ def test_a_third_party_repository_goes_through_generate_validate_and_resume(numt
 
 def test_history_aware_injection_reverts_the_real_fix_commit(numtools, history_task):
     fix_sha = git(numtools, "log", "--format=%H", "--grep", "Fix to_roman").strip()
+    from autoenvscaling_swe.repos import open_repository
+
+    repository = open_repository(str(numtools))
+    assert [c.sha for c in repository.fix_commits(repository.resolve(None))] == [fix_sha], \
+        "the fix is found; the README change and the new feature are not fixes"
     strategy = history_task.provenance.parameters["strategy"]
     assert strategy["kind"] == "history" and strategy["commit"] == fix_sha
     assert ROMAN_BUGGY.encode() in history_task.files["environment/repo/numtools.py"].data
