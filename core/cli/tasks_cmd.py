@@ -78,7 +78,7 @@ def validate_cmd(paths: tuple[Path, ...], as_json: bool, backend_name: str, jobs
     validator = Validator(host=host, settings=settings, suite_tasks=suite_tasks, held_out=held, backend_name=backend_name,
                           catalog=_catalog(host, network))
     executor = _executor(host, executor_name, jobs, ray_address)
-    if validator.needs_sandbox:  # lint and text gates alone need no sandbox
+    if validator.needs_sandbox_for(task_dirs):  # lint and text gates alone need no sandbox
         validator.use_backend(_make_backend(host, backend_name, network))
     reports = asyncio.run(_validate(validator, task_dirs, executor, show_progress=not as_json))
     if as_json:

@@ -38,9 +38,13 @@ def load_gates(host: PluginHost) -> list[Gate]:
     return sorted(gates, key=lambda g: (g.order, g.name))
 
 
-def needs_sandbox(gates: Iterable[Gate], settings: GateSettings, *, solver: Any = None) -> bool:
-    """Whether any gate that will run needs a sandbox (calibration runs only with a solver)."""
+def needs_sandbox(gates: Iterable[Gate], settings: GateSettings, *, solver: Any = None, task: Task | None = None,
+                  every_task: bool = False) -> bool:
+    """Whether any gate that will run needs a sandbox (calibration runs only with a solver): for
+    ``task``, only the gates that judge it; with ``every_task``, only the gates that judge every task
+    (a domain's gates judge only that domain's tasks)."""
     return any(g.needs_sandbox and g.name not in settings.skip and (solver is not None or not g.needs_solver)
+               and (task is None or g.applies_to(task)) and (not every_task or g.domain is None)
                for g in gates)
 
 
@@ -146,6 +150,24 @@ class Validator:
     def needs_sandbox(self) -> bool:
         return needs_sandbox(self.gates, self.settings, solver=self.solver)
 
+    def needs_sandbox_for(self, items: Iterable[Task | str | os.PathLike[str]]) -> bool:
+        """Whether validating ``items`` needs a sandbox: a gate that judges every task needs one, or
+        a domain's gate that needs one judges one of them (an unreadable task needs none: lint
+        reports it)."""
+        if needs_sandbox(self.gates, self.settings, solver=self.solver, every_task=True):
+            return True
+        own = [g for g in self.gates if g.domain is not None]
+        if not needs_sandbox(own, self.settings, solver=self.solver):
+            return False
+        for item in items:
+            try:
+                task = item if isinstance(item, Task) else read_task(item)
+            except (AESError, OSError, ValueError):
+                continue
+            if needs_sandbox(own, self.settings, solver=self.solver, task=task):
+                return True
+        return False
+
     def use_backend(self, backend: Any, *, runner: Any = None) -> None:
         """Attach the sandbox backend (and a trial runner over it, unless one is given)."""
         if runner is None and self.needs_sandbox:
@@ -156,7 +178,7 @@ class Validator:
         self.catalog.attach(backend)
 
     def context(self, task: Task) -> GateContext:
-        if self.backend is None and self.needs_sandbox:
+        if self.backend is None and needs_sandbox(self.gates, self.settings, solver=self.solver, task=task):
             raise UsageError("the build/oracle/null/reset/flaky gates need a sandbox backend",
                              hint="pass backend=make_backend('bwrap'), or skip those gates")
         return GateContext(backend=self.backend, runner=self.runner, settings=self.settings,
@@ -187,8 +209,9 @@ async def validate_many(paths_or_tasks: Iterable[Task | str | os.PathLike[str]],
             host = create_host()
         validator = Validator(host=host, backend=backend, settings=settings, suite_tasks=suite_tasks,
                               held_out=held_out)
-    if validator.backend is None and validator.needs_sandbox:
-        # Every task would fail the same way: that is a usage error, not a batch of reports.
+    if validator.backend is None and needs_sandbox(validator.gates, validator.settings, every_task=True):
+        # Every task would fail the same way: that is a usage error, not a batch of reports. (A
+        # domain's sandbox gate fails only that domain's tasks: each one's report says so.)
         raise UsageError("the build/oracle/null/reset/flaky gates need a sandbox backend",
                          hint="pass backend=make_backend('bwrap'), or skip those gates")
     if validator.solver is not None:

@@ -161,9 +161,9 @@ def test_bash_runs_in_the_sandbox_with_the_context_timeout() -> None:
         backend = BwrapBackend()
         sandbox = await backend.create(task, await backend.prepare(task))
         async with sandbox:
-            context = ToolContext(sandbox=sandbox, task=task, limits=AgentLimits(observation_chars=100), timeout=1.0)
+            context = ToolContext(sandbox=sandbox, task=task, limits=AgentLimits(observation_chars=100), timeout=4.0)
             return (await BashTool().call(context, {"command": "echo hi; id -u"}),
-                    await BashTool().call(context, {"command": "sleep 5"}),
+                    await BashTool().call(context, {"command": "sleep 30"}),
                     await BashTool().call(context, {"command": " "}))
 
     ran, slow, empty = asyncio.run(go())

@@ -172,3 +172,25 @@ def test_the_verifier_script_is_standalone():
     assert imports <= {"__future__", "argparse", "json", "os", "re", "shutil", "signal", "subprocess", "sys",
                        "tempfile", "time", "xml.etree.ElementTree", "pathlib"}
     assert json.loads(json.dumps({"ok": True}))
+
+
+def test_dependencies_get_one_layer_keyed_by_their_content():
+    """Declared dependencies (pyproject, else requirements files; pytest itself comes with the image)
+    are installed in a layer before the repository is copied: every task of a repository and commit
+    shares it, and the build cache keys it by the requirements' content."""
+    from autoenvscaling_swe.render import dockerfile, environment_files, requirements
+
+    pyproject = (b'[project]\nname = "lib"\ndependencies = ["attrs>=23", "python-dateutil==2.9.0"]\n'
+                 b'[project.optional-dependencies]\ntest = ["pytest>=7", "hypothesis"]\ndocs = ["sphinx"]\n')
+    assert requirements({"pyproject.toml": pyproject}) == ["attrs>=23", "hypothesis", "python-dateutil==2.9.0"]
+    assert requirements({"requirements.txt": b"# pinned\nrequests==2.32.3\n-e .\npytest-xdist\n\n"}) == \
+        ["pytest-xdist", "requests==2.32.3"]
+    assert requirements({"setup.py": b"from setuptools import setup\n"}) == []
+    reqs = requirements({"pyproject.toml": pyproject})
+    text = dockerfile(reqs)
+    assert text.index("pip install") < text.index("COPY repo/ /app/"), "dependencies before the code"
+    one = environment_files({"pyproject.toml": pyproject, "lib.py": b"A = 1\n"}, reqs)
+    two = environment_files({"pyproject.toml": pyproject, "lib.py": b"A = 2\n"}, reqs)
+    assert one["environment/deps/requirements.txt"] == two["environment/deps/requirements.txt"]
+    assert one["environment/Dockerfile"] == two["environment/Dockerfile"]
+    assert "deps/" not in dockerfile([]), "no dependency layer when there is nothing to install"
