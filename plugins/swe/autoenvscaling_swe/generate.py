@@ -186,7 +186,8 @@ class SweGenerator:
         return Instance(
             name=name, repo=snap.name, origin=snap.origin, base_commit=snap.commit, visible=visible,
             bundle=snap.bundle, patch=fix, test_patch=unified_patch(visible_tests, original_tests),
-            bug_patch=unified_patch({p: snap.files.get(p) for p in visible}, visible),
+            bug_patch=unified_patch({p: snap.files.get(p) for p in {*visible, *candidate.changed}},
+                                    {p: visible.get(p) for p in {*visible, *candidate.changed}}),
             fail_to_pass=verdict.fail_to_pass, pass_to_pass=verdict.pass_to_pass, held_back=sorted(held),
             issue=text, level=level, strategy={**candidate.strategy, "flaky_excluded": verdict.flaky},
             suite_timeout=self.settings.suite_timeout, seed=seed, family=self.family or snap.name)
