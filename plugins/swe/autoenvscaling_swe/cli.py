@@ -71,7 +71,8 @@ def generate_cmd(repo_spec: str, commit: str | None, count: int, out: Path, leve
         click.echo(json.dumps(summary, indent=2))
         return
     click.echo(f"{summary['admitted']} instance(s) added to {out} ({summary['skipped']} already there), "
-               f"{summary['rejected_by_gates']} rejected by the gates, {summary['attempts']} candidates screened "
+               f"{summary['rejected_by_gates']} rejected by the gates, {summary['errors']} infrastructure errors, "
+               f"{summary['attempts']} candidates screened "
                f"in {summary['seconds']:.0f}s")
     for op, row in sorted(summary["by_operator"].items()):
         click.echo(f"  {op:<18} {row['admitted']:>4}/{row['tried']:<4} admitted by screening")
@@ -82,6 +83,7 @@ async def _generate(repo_spec: str, commit: str | None, count: int, out: Path, *
                     max_attempts: int, quiet: bool) -> dict[str, Any]:
     import time
 
+    from autoenvscaling.errors import SandboxError
     from autoenvscaling.plugins import create_host
     from autoenvscaling.sandbox.select import make_backend
     from autoenvscaling.suite.store import SuiteStore
@@ -110,7 +112,7 @@ async def _generate(repo_spec: str, commit: str | None, count: int, out: Path, *
         validator = Validator(host=host, backend=backend)
     settings = GenerateSettings(max_attempts=max_attempts, llm=llm)
     log_path = Path(out) / "swe-attempts.jsonl"
-    added = skipped = rejected = 0
+    added = skipped = rejected = errors = 0
     attempts_before = 0
     with SuiteStore(out, name=f"swe-{snapshot.name}") as store, \
             Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -119,8 +121,14 @@ async def _generate(repo_spec: str, commit: str | None, count: int, out: Path, *
         try:
             async with SweGenerator(backend, repository, snapshot, settings=settings) as generator:
                 for i in range(count):
-                    instance = await generator.instance(seed=seed + i, level=level, strategy=strategy) \
-                        if not _already(store, snapshot.name, strategy, level, seed + i) else "skip"
+                    instance: Any = "skip"
+                    if not _already(store, snapshot.name, strategy, level, seed + i):
+                        try:
+                            instance = await generator.instance(seed=seed + i, level=level, strategy=strategy)
+                        except SandboxError as exc:  # this seed's infrastructure failure; the batch goes on
+                            progress.console.print(f"seed {seed + i}: {exc.message}")
+                            errors += 1
+                            instance = None
                     with log_path.open("a", encoding="utf-8") as log:
                         for attempt in generator.attempts[attempts_before:]:
                             log.write(json.dumps({"seed": seed + i, **attempt.as_dict()}) + "\n")
@@ -145,14 +153,14 @@ async def _generate(repo_spec: str, commit: str | None, count: int, out: Path, *
             if llm is not None:
                 await llm.aclose()
     return {"repo": snapshot.name, "commit": snapshot.commit, "admitted": added, "skipped": skipped,
-            "rejected_by_gates": rejected, "attempts": len(attempts), "seconds": round(time.monotonic() - start, 1),
+            "rejected_by_gates": rejected, "errors": errors, "attempts": len(attempts), "seconds": round(time.monotonic() - start, 1),
             "by_operator": admission_by(attempts, "operator"), "by_reason": dict(Counter(a.reason for a in attempts))}
 
 
 def _already(store: Any, repo: str, strategy: str, level: int, seed: int) -> bool:
-    import re
+    from .render import instance_name
 
-    return re.sub(r"[^a-z0-9-]+", "-", f"swe-{repo.lower()}-{strategy}-l{level}-s{seed}").strip("-") in store
+    return instance_name(repo, strategy, level, seed) in store
 
 
 def admission_by(attempts: list[Any], key: str) -> dict[str, dict[str, int]]:

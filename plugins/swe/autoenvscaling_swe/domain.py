@@ -16,7 +16,7 @@ from autoenvscaling.domains.base import DIFFICULTIES, DIRECTIONS, Domain, Family
 from autoenvscaling.errors import UsageError
 from autoenvscaling.tasks import Task
 
-from .render import DOMAIN, LABELS
+from .render import DOMAIN
 
 T = TypeVar("T")
 LEVELS = {"easy": 1, "medium": 2, "hard": 3}  # level 0 (simpler than easy) is reached by vary
@@ -70,7 +70,12 @@ class SweDomain(Domain):
         repository = open_repository(family)
         backend = make_backend(SCREEN_BACKEND)
         try:
-            async with SweGenerator(backend, repository, repository.snapshot(), family=family) as generator:
+            snapshot = repository.snapshot()
+            # The clean suite's runs are the same for every task of a snapshot: made once per domain.
+            clean = self.__dict__.setdefault("_clean_runs", {})
+            async with SweGenerator(backend, repository, snapshot, family=family,
+                                    clean=list(clean.get(snapshot.digest, []))) as generator:
+                clean[snapshot.digest] = generator.clean
                 instance = await generator.instance(seed=seed, level=level, strategy=strategy)
                 if instance is None:
                     reasons = sorted({a.reason for a in generator.attempts})

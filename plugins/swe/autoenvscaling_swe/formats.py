@@ -125,9 +125,10 @@ def task_of(row: dict[str, Any]) -> Task:
 
 
 def _defined(files: dict[str, bytes], nodeid: str) -> bool:
-    path, _, rest = nodeid.partition("::")
-    name = rest.split("::")[-1].split("[")[0]
-    return path in files and re.search(rf"def {re.escape(name)}\(".encode(), files[path]) is not None
+    from .generate import test_functions, test_path
+
+    file, path = test_path(nodeid)
+    return file in files and path in test_functions(files[file].decode("utf-8", "replace"))
 
 
 class SweBenchFormat(TaskFormat):

@@ -11,6 +11,7 @@ must admit the bug and give exactly the FAIL_TO_PASS and PASS_TO_PASS lists the 
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import json
 import time
@@ -22,7 +23,7 @@ from autoenvscaling.tasks import Task
 from .patches import PatchError, apply_patch
 from .render import DOMAIN, read_patch
 from .suite import RepoSandbox, classify
-from .verifier.swe_verify import is_test_path
+from .generate import test_functions, test_path
 
 REPO = "environment/repo/"
 BUNDLE = "tests/repo/"
@@ -85,17 +86,28 @@ class SweLintGate(Gate):
             rel = pattern.removeprefix(BUNDLE)
             if not pattern.startswith(BUNDLE) or bundle.get(rel) is None or visible.get(rel) != bundle[rel]:
                 return f"public_files names {pattern}, which the agent's repository does not hold as it is"
-        held = spec_held_back(task)
-        for name in held:
-            for path, data in visible.items():
-                if is_test_path(path) and f"def {name}(".encode() in data:
-                    return f"the held-back test {name} is in environment/repo/{path}"
+        for nodeid in task.config.metadata.get("swe", {}).get("held_back", []):
+            leak = held_back_leak(nodeid, bundle, visible)
+            if leak:
+                return leak
         return ""
 
 
-def spec_held_back(task: Task) -> set[str]:
-    held = task.config.metadata.get("swe", {}).get("held_back", [])
-    return {t.split("::")[-1].split("[")[0] for t in held}
+def held_back_leak(nodeid: str, bundle: dict[str, bytes], visible: dict[str, bytes]) -> str:
+    """Where the agent's repository holds a held-back test: defined at its own place in its file, or
+    its source copied into any file ("" when nowhere)."""
+    file, path = test_path(nodeid)
+    name = "::".join(path)
+    if path in test_functions(visible.get(file, b"").decode("utf-8", "replace")):
+        return f"the held-back test {name} is in environment/repo/{file}"
+    original = bundle.get(file, b"").decode("utf-8", "replace")
+    node = test_functions(original).get(path)
+    body = ast.get_source_segment(original, node) if node is not None else None
+    if body and len(body) >= 40:
+        for other, data in visible.items():
+            if body.encode() in data:
+                return f"the held-back test {name} is copied into environment/repo/{other}"
+    return ""
 
 
 class SweValidationGate(Gate):

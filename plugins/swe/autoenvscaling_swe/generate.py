@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 import math
 import random
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +23,7 @@ from autoenvscaling.sandbox.base import SandboxBackend
 from . import issue as issues
 from .inject import STRATEGIES, Candidate, SiteIndex, llm_candidates, mutation_candidate, revert_candidate
 from .patches import unified_patch
-from .render import Instance
+from .render import Instance, instance_name
 from .repos import Repository, Snapshot
 from .suite import DEFAULT_SUITE_TIMEOUT, MAX_BROKEN, Classification, RepoSandbox, SuiteRun, classify, clean_problem
 
@@ -72,12 +71,14 @@ class SweGenerator:
     settings: GenerateSettings = field(default_factory=GenerateSettings)
     family: str | None = None
     attempts: list[Attempt] = field(default_factory=list)
+    #: the clean suite's runs, when an earlier generator of the same snapshot made them
+    clean: list[SuiteRun] = field(default_factory=list)
 
     async def __aenter__(self) -> "SweGenerator":
         self.box = RepoSandbox.of_snapshot(self.backend, self.snapshot, timeout=self.settings.suite_timeout)
         await self.box.__aenter__()
         try:
-            self.clean = [await self.box.run() for _ in range(self.settings.reruns)]
+            self.clean = self.clean or [await self.box.run() for _ in range(self.settings.reruns)]
             problem = clean_problem(self.clean)
             if not problem and self.suite_seconds > self.settings.suite_timeout / 4:
                 problem = (f"the clean suite takes {self.suite_seconds:.0f}s; at most a quarter of the "
@@ -89,7 +90,6 @@ class SweGenerator:
             await self.box.__aexit__(None, None, None)
             raise
         self.index = SiteIndex(self.snapshot)
-        self.fixes = self.repository.fix_commits(self.snapshot.commit) if not self.snapshot.commit.startswith("sha256:") else []
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -156,7 +156,7 @@ class SweGenerator:
             async for candidate in llm_candidates(self.snapshot, self.settings.llm, rng, limit=limit):
                 yield candidate
         else:
-            fixes = list(self.fixes)
+            fixes = [] if self.snapshot.commit.startswith("sha256:") else self.repository.fix_commits(self.snapshot.commit)
             if not fixes:
                 raise UsageError(f"{self.snapshot.origin} has no commit that fixed its code in its history",
                                  hint="history needs a git repository whose log has fix commits; use --strategy mutation")
@@ -178,7 +178,7 @@ class SweGenerator:
         buggy_src = {p: candidate.changed[p] for p in source_paths}
         fix = unified_patch(buggy_src, {p: snap.files.get(p) for p in source_paths})
         kind = candidate.strategy["kind"]
-        name = re.sub(r"[^a-z0-9-]+", "-", f"swe-{snap.name.lower()}-{kind}-l{level}-s{seed}").strip("-")
+        name = instance_name(snap.name, kind, level, seed)
         hidden_ids = {t for t in verdict.fail_to_pass if t in set(held)}
         visible_f2p = {t for t in verdict.fail_to_pass if t not in hidden_ids}
         fact = issues.facts(verdict.fail_to_pass, visible_f2p, buggy.details, snap.bundle, snap.python_sources)
@@ -221,24 +221,42 @@ def _function_of(nodeid: str) -> str:
     return nodeid.split("[", 1)[0]
 
 
-def remove_tests(source: str, nodeids: list[str]) -> str:
-    """``source`` without the test functions (or methods) ``nodeids`` name, decorators included; a
-    block left empty gets ``pass``."""
-    targets = {tuple(_function_of(t).split("::")[1:]) for t in nodeids}
-    tree = ast.parse(source)
-    lines = source.splitlines(keepends=True)
-    spans: list[tuple[int, int, str]] = []
+def test_functions(source: str) -> dict[tuple[str, ...], ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Every function of a test module by its path inside it: ("test_x",) or ("TestCls", "test_m").
+    A method name may repeat across classes, so only the path identifies a test."""
+    out: dict[tuple[str, ...], ast.FunctionDef | ast.AsyncFunctionDef] = {}
 
     def visit(body: list[ast.stmt], prefix: tuple[str, ...]) -> None:
         for node in body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and prefix + (node.name,) in targets:
-                start = min([node.lineno] + [d.lineno for d in node.decorator_list])
-                first = lines[start - 1]
-                spans.append((start, node.end_lineno or node.lineno, first[:len(first) - len(first.lstrip())]))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                out[prefix + (node.name,)] = node
             elif isinstance(node, ast.ClassDef):
                 visit(node.body, prefix + (node.name,))
 
-    visit(tree.body, ())
+    try:
+        visit(ast.parse(source).body, ())
+    except SyntaxError:
+        return {}
+    return out
+
+
+def test_path(nodeid: str) -> tuple[str, tuple[str, ...]]:
+    """(file, path inside it) of a pytest node id, parameters dropped."""
+    file, _, rest = _function_of(nodeid).partition("::")
+    return file, tuple(rest.split("::"))
+
+
+def remove_tests(source: str, nodeids: list[str]) -> str:
+    """``source`` without the test functions (or methods) ``nodeids`` name, decorators included; a
+    block left empty gets ``pass``."""
+    targets = {test_path(t)[1] for t in nodeids}
+    lines = source.splitlines(keepends=True)
+    spans: list[tuple[int, int, str]] = []
+    for path, node in test_functions(source).items():
+        if path in targets:
+            start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            first = lines[start - 1]
+            spans.append((start, node.end_lineno or node.lineno, first[:len(first) - len(first.lstrip())]))
     out = list(lines)
     for start, end, _indent in sorted(spans, reverse=True):
         out[start - 1:end] = []

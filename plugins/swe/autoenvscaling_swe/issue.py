@@ -144,8 +144,8 @@ def _test_names(data: bytes) -> set[str]:
 def _called_function(test: str, info: dict, bundle: dict[str, bytes], defined: dict[str, str]) -> str:
     """The library function the failing test exercises: a frame in the library, a ``where`` line of
     the assertion, else the first library name the test function calls."""
-    for frame in info.get("frames", []):
-        if not is_test_path(frame["path"]) and frame["function"] in defined:
+    for frame in info.get("frames", []):  # a frame in one of the library's own files, not the stdlib's
+        if not is_test_path(frame["path"]) and defined.get(frame["function"]) == frame["path"]:
             return frame["function"]
     for match in _WHERE_CALL.finditer(info.get("message", "")):
         if match.group(1).split(".")[-1] in defined:

@@ -76,6 +76,11 @@ class Instance:
     family: str | None = None
 
 
+def instance_name(repo: str, kind: str, level: int, seed: int) -> str:
+    """The task name of an instance: the same inputs always give the same name (resume relies on it)."""
+    return re.sub(r"[^a-z0-9-]+", "-", f"swe-{repo.lower()}-{kind}-l{level}-s{seed}").strip("-")
+
+
 @lru_cache(maxsize=None)
 def package_text(*parts: str) -> str:
     return resources.files(__package__).joinpath(*parts).read_text(encoding="utf-8")

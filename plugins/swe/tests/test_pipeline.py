@@ -148,10 +148,20 @@ def test_lint_rejects_tasks_that_leak_the_answer(history_task, tmp_path):
     fixed_source = apply_patch(visible, read_patch(history_task))["numtools.py"]
     copy = _with_file(history_task, "environment/repo/docs/backup.py", fixed_source)
     assert "holds the fixed version of numtools.py" in SweLintGate.problem(copy)
-    held = history_task.config.metadata["swe"]["held_back"][0].split("::")[-1].split("[")[0]
-    assert f"def {held}(".encode() in original
-    with_held = _with_file(history_task, "environment/repo/tests/test_extra.py", f"def {held}():\n    pass\n".encode())
-    assert f"the held-back test {held}" in SweLintGate.problem(with_held)
+    held = history_task.config.metadata["swe"]["held_back"][0]
+    file, name = held.split("::")[0], held.split("::")[-1].split("[")[0]
+    restored = _with_file(history_task, f"environment/repo/{file}", original)
+    assert f"the held-back test {name} is in environment/repo/{file}" in SweLintGate.problem(restored)
+    from autoenvscaling_swe.generate import test_functions
+
+    node = test_functions(original.decode())[(name,)]
+    body = "\n".join(original.decode().splitlines()[node.lineno - 1:node.end_lineno]) + "\n"
+    copied = _with_file(history_task, "environment/repo/tests/test_extra.py", b"import pytest\n\n" + body.encode())
+    assert f"the held-back test {name} is copied into environment/repo/tests/test_extra.py" in SweLintGate.problem(copied)
+    # the same name elsewhere (another class's method, another file's helper) is not the held-back test
+    namesake = _with_file(history_task, "environment/repo/tests/test_other.py",
+                          f"class TestOther:\n    def {name}(self):\n        assert True\n".encode())
+    assert SweLintGate.problem(namesake) == ""
     written = tmp_path / "task"
     write_task(history_task, written)
     assert SweLintGate.problem(read_task(written)) == ""

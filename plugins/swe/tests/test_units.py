@@ -159,6 +159,13 @@ def test_issue_text_names_the_function_and_never_the_tests_or_the_fix():
     assert issue.leaks("in tests/test_numtools.py", bundle=bundle, changed_lines=[], patch="").startswith("it names the test file")
     assert issue.leaks("return sum(values) / len(values)", bundle=bundle, changed_lines=issue.changed_lines(patch),
                        patch=patch).startswith("it quotes a changed line")
+    # a frame of the standard library that happens to share a library function's name is not the library
+    stdlib = {"tests/test_numtools.py::test_mean": {"message": "AssertionError: Lists differ", "frames": [
+        {"path": "/usr/lib/python3.11/unittest/case.py", "line": 873, "function": "spread"}]}}
+    assert issue.facts(["tests/test_numtools.py::test_mean"], set(), stdlib, bundle, {"numtools.py": LIBRARY}).function == "mean"
+    inside = {"tests/test_numtools.py::test_mean": {"message": "ZeroDivisionError: division by zero", "frames": [
+        {"path": "numtools.py", "line": 50, "function": "spread"}]}}
+    assert issue.facts(["tests/test_numtools.py::test_mean"], set(), inside, bundle, {"numtools.py": LIBRARY}).function == "spread"
     hidden = issue.facts(["tests/test_numtools.py::test_mean"], set(), details, bundle, {"numtools.py": LIBRARY})
     assert hidden.example == "" and hidden.function == "mean", "a held-back test's values are never shown"
 
