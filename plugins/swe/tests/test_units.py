@@ -3,7 +3,6 @@ classification rules, patches, held-back tests, issue text and its leak check, t
 
 from __future__ import annotations
 
-import json
 import random
 import subprocess
 import sys
@@ -178,7 +177,6 @@ def test_the_verifier_script_is_standalone():
     imports = {line.split()[1] for line in path.read_text().splitlines() if line.startswith(("import ", "from "))}
     assert imports <= {"__future__", "argparse", "json", "os", "re", "shutil", "signal", "subprocess", "sys",
                        "tempfile", "time", "xml.etree.ElementTree", "pathlib"}
-    assert json.loads(json.dumps({"ok": True}))
 
 
 def test_dependencies_get_one_layer_keyed_by_their_content():
