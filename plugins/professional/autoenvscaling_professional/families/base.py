@@ -1,0 +1,69 @@
+"""What a family generator produces.
+
+A generator is a pure function of ``(random.Random, level)``: no global randomness, no clock, no
+filesystem. It returns a ``Draft``; ``render.py`` turns it into a Harbor task. Difficulty is an
+integer level (easy 1, medium 2, hard 3; variation reaches 0 to ``MAX_LEVEL``): higher levels mean
+more rows and documents, more traps in the data (duplicates, refunds, odd formats) and more
+requirements.
+
+Every family has three parts that must agree, all named after the family:
+
+- ``families/<name>.py``: ``NAME``, ``DESCRIPTION``, ``SKILLS`` and ``build(rng, level) -> Draft``;
+- ``verifier/checks/<name>.py``: ``check(spec, report)``, run inside the sandbox by
+  ``verifier/profcheck.py`` on what the agent left in /app, against the hidden ``Draft.spec``;
+- ``solutions/<name>.py``: the reference solution, run in /app with ``Draft.params`` (what the
+  instruction says, never the hidden answers) in ``/solution/params.json``. Run with ``--wrong`` it
+  makes the family's plausible wrong answer (``Draft.mistake`` says which mistake), a negative
+  control that must not earn full credit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+LEVELS = {"easy": 1, "medium": 2, "hard": 3}
+MIN_LEVEL, MAX_LEVEL = 0, 5
+DOC_TYPES = ("xlsx", "docx", "pdf", "csv", "json", "md", "ics", "txt")
+
+
+def label_of(level: int) -> str:
+    """The difficulty label of a level: 0-1 easy, 2 medium, 3 and above hard."""
+    return "easy" if level <= 1 else "medium" if level == 2 else "hard"
+
+
+def grow(level: int, base: int, factor: float = 1.6) -> int:
+    """A size that grows geometrically with the level (level 1 gives ``base``)."""
+    return max(1, round(base * factor ** (level - 1)))
+
+
+@dataclass
+class Draft:
+    """A generated task before rendering. Paths are relative to /app, the agent's workspace."""
+
+    kind: str
+    instruction: str
+    #: the workspace the agent starts with
+    files: dict[str, bytes]
+    #: hidden: what the checker compares against (expected values, tolerances); tests/spec.json
+    spec: dict[str, Any]
+    #: what the reference solution needs to know: only facts the instruction states
+    params: dict[str, Any]
+    #: the files the agent must write (or edit in place), with their document type
+    outputs: dict[str, str]
+    #: one line: the mistake the family's plausible wrong answer makes
+    mistake: str
+    #: workspace files the checker compares against (unrequested changes): copied to tests/original/
+    originals: list[str] = field(default_factory=list)
+    #: difficulty knobs, recorded in the task's provenance
+    parameters: dict[str, Any] = field(default_factory=dict)
+    tags: list[str] = field(default_factory=list)
+    agent_timeout_sec: float = 900.0
+
+    def __post_init__(self) -> None:
+        for path, kind in self.outputs.items():
+            if kind not in DOC_TYPES:
+                raise ValueError(f"output {path}: unknown document type {kind!r} (one of {', '.join(DOC_TYPES)})")
+        missing = [p for p in self.originals if p not in self.files]
+        if missing:
+            raise ValueError(f"originals must be workspace files: {', '.join(missing)}")

@@ -1,0 +1,133 @@
+"""The professional domain's admission gates, on top of the core ones.
+
+``professional-lint`` (static, order 16): the checker, the hidden spec and the reference solution
+are all there and agree (the spec names this family and the outputs the solution's parameters
+declare; every ``tests/original/`` copy is the workspace file it stands for), and no hidden file
+reached the image.
+
+``professional-controls`` (order 45, after the null attempt): negative controls run as attempts in
+the task's own environment, like the oracle. "untouched" hands the input back as the answer (a new
+output becomes a copy of the workspace's file of the same type; an in-place edit is left undone) and
+must score 0; "empty" writes every output as a valid but empty document and must score 0; "wrong" is
+the family's plausible wrong answer (the reference solution with one realistic mistake) and must
+score below 1.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from autoenvscaling.agents.base import Action, Agent, AgentLimits, Trajectory
+from autoenvscaling.agents.builtin import solution_files
+from autoenvscaling.gates.base import Evidence, Gate, GateContext, GateResult
+from autoenvscaling.gates.runtime import PREPARED, trial_evidence
+from autoenvscaling.runtime.paths import SOLUTION_DIR
+from autoenvscaling.sandbox.base import Sandbox
+from autoenvscaling.tasks import StepConfig, Task
+
+from .render import CONTROLS, DOMAIN
+
+#: the highest reward each control may earn
+CEILINGS = {"untouched": 0.0, "empty": 0.0, "wrong": 1.0 - 1e-9}
+
+
+class ControlAgent(Agent):
+    """Runs one negative control: solution/controls/<control>.sh, with solution/ uploaded like the oracle's."""
+
+    def __init__(self, control: str) -> None:
+        self.control = control
+        self.name = f"control-{control}"
+
+    async def run(self, task: Task, sandbox: Sandbox, *, step: StepConfig | None = None,
+                  limits: AgentLimits | None = None) -> Trajectory:
+        limits = limits or AgentLimits()
+        start = time.monotonic()
+        await sandbox.upload_files(solution_files(task, step), SOLUTION_DIR)
+        command = f"bash {SOLUTION_DIR}/controls/{self.control}.sh"
+        result = await sandbox.exec(command, timeout=min(task.config.agent.timeout_sec, limits.timeout_sec))
+        await sandbox.exec(f"rm -rf {SOLUTION_DIR}", timeout=30)
+        action = Action(command=command, output=result.tail(limits.observation_chars), exit_code=result.exit_code,
+                        seconds=result.seconds, timed_out=result.timed_out)
+        return Trajectory(agent=self.name, actions=[action], seconds=time.monotonic() - start,
+                          stop_reason="timeout" if result.timed_out else "done")
+
+
+def _json(task: Task, path: str) -> dict:
+    return json.loads(task.files[path].text)
+
+
+class ProfessionalLintGate(Gate):
+    name = "professional-lint"
+    order = 16
+    domain = DOMAIN
+
+    async def check(self, task: Task, ctx: GateContext) -> GateResult:
+        start = time.monotonic()
+        problem = self.problem(task)
+        return self.result("fail" if problem else "pass", problem, seconds=time.monotonic() - start)
+
+    @staticmethod
+    def problem(task: Task) -> str:
+        for required in ("tests/spec.json", "tests/profcheck.py", "solution/solve.py", "solution/params.json",
+                         *(f"solution/controls/{c}.sh" for c in CONTROLS)):
+            if required not in task.files:
+                return f"{required} is missing"
+        try:
+            spec, params = _json(task, "tests/spec.json"), _json(task, "solution/params.json")
+        except ValueError as exc:
+            return f"tests/spec.json or solution/params.json is not valid JSON ({exc})"
+        family = spec.get("family")
+        if not family or f"tests/check_{family}.py" not in task.files:
+            return f"tests/check_{family}.py (the checker of the family the spec names) is missing"
+        outputs = spec.get("outputs")
+        if not outputs or outputs != params.get("outputs"):
+            return "the spec and the solution's parameters must declare the same, non-empty outputs"
+        workspace = {p[len("environment/app/"):]: f.data for p, f in task.files.items() if p.startswith("environment/app/")}
+        for path, file in task.files.items():
+            if path.startswith("tests/original/"):
+                rel = path[len("tests/original/"):]
+                if workspace.get(rel) != file.data:
+                    return f"{path} is not a copy of the workspace file environment/app/{rel}"
+        for rel in spec.get("keep", {}):
+            if rel not in workspace:
+                return f"the spec keeps {rel}, which the workspace lacks"
+        hidden = {f.data for p, f in task.files.items() if p.startswith("tests/") and not p.startswith("tests/original/")}
+        for path, file in task.files.items():
+            if path.startswith("environment/") and file.data in hidden and len(file.data) > 64:
+                return f"{path} is a copy of a hidden verifier file"
+        return ""
+
+
+class ProfessionalControlsGate(Gate):
+    name = "professional-controls"
+    order = 45
+    needs_sandbox = True
+    domain = DOMAIN
+
+    async def check(self, task: Task, ctx: GateContext) -> GateResult:
+        start = time.monotonic()
+        prepared = ctx.scratch.get(PREPARED) or await ctx.backend.prepare(task)
+        ctx.scratch[PREPARED] = prepared
+        evidence: list[Evidence] = []
+        rewards: dict[str, float] = {}
+        for control in CONTROLS:
+            result = await ctx.runner.run(task, ControlAgent(control), prepared=prepared)
+            evidence.append(trial_evidence(result, f"negative control {control!r}: solution/controls/{control}.sh, then tests/test.sh"))
+            if result.status != "ok":
+                return self.result("error" if result.status == "error" else "timeout",
+                                   f"control {control!r} did not complete: {result.error}",
+                                   seconds=time.monotonic() - start, evidence=evidence)
+            step = result.steps[-1] if result.steps else None
+            if step and step.trajectory.actions and step.trajectory.actions[-1].exit_code not in (0, None):
+                return self.result("fail", f"control {control!r} crashed (exit {step.trajectory.actions[-1].exit_code}): "
+                                           "it must produce its answer for the verifier to reject",
+                                   seconds=time.monotonic() - start, evidence=evidence)
+            rewards[control] = result.reward
+            if result.reward > CEILINGS[control]:
+                limit = "0" if CEILINGS[control] == 0 else "below 1"
+                return self.result("fail", f"the {control!r} control scored {result.reward:g} (must score {limit}): "
+                                           "the verifier rewards an answer that is not the task's",
+                                   seconds=time.monotonic() - start, evidence=evidence)
+        summary = ", ".join(f"{k} {v:g}" for k, v in rewards.items())
+        return self.result("pass", f"controls: {summary}", seconds=time.monotonic() - start, evidence=evidence)

@@ -1,0 +1,107 @@
+"""Turn a family's ``Draft`` into a Harbor task (a core ``Task``).
+
+    task.toml                    [metadata] difficulty/category/tags, [metadata.autoenvscaling] provenance
+    instruction.md               what a manager would write
+    environment/Dockerfile       the domain-wide preamble (Python with openpyxl, python-docx, pypdf,
+                                 reportlab, icalendar and the ``formulas`` spreadsheet engine; identical
+                                 in every task, so the layer cache builds it once) + COPY of the workspace
+    environment/app/...          the workspace /app starts with
+    tests/test.sh                runs tests/profcheck.py
+    tests/profcheck.py           the domain's checker library (verifier/profcheck.py, verbatim)
+    tests/check_<family>.py      the family's checks (verifier/checks/<family>.py, verbatim)
+    tests/spec.json              hidden: expected values, tolerances, digests of inputs to keep
+    tests/original/...           hidden: copies of the inputs the checker counts changes against
+    solution/solve.sh            runs solution/solve.py (solutions/<family>.py) with solution/params.json
+    solution/controls/*.sh       negative controls for the professional-controls gate: "untouched" (the
+                                 input handed back as the answer), "empty" (valid empty outputs) and
+                                 "wrong" (the family's plausible wrong answer)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import lru_cache
+from importlib import resources
+
+from autoenvscaling.tasks import Task, TaskFile
+
+from .families.base import Draft, label_of
+
+DOMAIN = "professional"
+PREAMBLE = (
+    "FROM debian:bookworm\n"
+    "ENV LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1\n"
+    "RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \\\n"
+    "    python3 python3-pip python3-openpyxl python3-docx python3-pypdf python3-reportlab python3-icalendar \\\n"
+    "    python3-numpy python3-scipy python3-regex python3-dateutil python3-tqdm python3-click ca-certificates \\\n"
+    "    && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb\n"
+    "# formulas: a spreadsheet engine; the verifier computes the agent's formulas with it\n"
+    "RUN python3 -m pip install --break-system-packages formulas==1.3.4 schedula==1.6.15 numpy-financial==1.0.0\n"
+    "WORKDIR /app\n"
+)
+CONTROLS = ("untouched", "empty", "wrong")
+
+
+@lru_cache(maxsize=None)
+def package_text(*parts: str) -> str:
+    return resources.files(__package__).joinpath(*parts).read_text(encoding="utf-8")
+
+
+def dockerfile() -> str:
+    return PREAMBLE + "COPY app/ /app/\n"
+
+
+def task_name(family: str, draft: Draft, *, seed: int, level: int) -> str:
+    return f"{DOMAIN}-{family}-{draft.kind}-l{level}-s{seed}".replace("_", "-")
+
+
+def render(family: str, draft: Draft, *, seed: int, level: int) -> Task:
+    label = label_of(level)
+    name = task_name(family, draft, seed=seed, level=level)
+    spec = dict(draft.spec)
+    spec["family"] = family
+    spec["outputs"] = dict(draft.outputs)
+    # inputs the agent must not edit: every workspace file that is not an output
+    spec["keep"] = {rel: hashlib.sha256(data).hexdigest() for rel, data in sorted(draft.files.items())
+                    if rel not in draft.outputs}
+    params = dict(draft.params)
+    params["outputs"] = dict(draft.outputs)
+    files: dict[str, bytes | str | TaskFile] = {
+        "environment/Dockerfile": dockerfile(),
+        "tests/test.sh": package_text("verifier", "test.sh"),
+        "tests/profcheck.py": package_text("verifier", "profcheck.py"),
+        f"tests/check_{family}.py": package_text("verifier", "checks", f"{family}.py"),
+        "tests/spec.json": json.dumps(spec, indent=1, sort_keys=True, default=str) + "\n",
+        "solution/solve.sh": "#!/bin/bash\n# Reference solution: solve.py reads the workspace and writes the outputs.\n"
+                             "set -eu\ncd /app\npython3 /solution/solve.py\n",
+        "solution/solve.py": package_text("solutions", f"{family}.py"),
+        "solution/params.json": json.dumps(params, indent=1, sort_keys=True, default=str) + "\n",
+        "solution/controls/untouched.sh": "#!/bin/bash\n# Negative control: the input handed back as the answer. Must score 0.\n"
+                                          "set -eu\ncd /app\npython3 /solution/controls/untouched_outputs.py\n",
+        "solution/controls/untouched_outputs.py": package_text("verifier", "untouched_outputs.py"),
+        "solution/controls/empty.sh": "#!/bin/bash\n# Negative control: valid but empty outputs. Must score 0.\n"
+                                      "set -eu\ncd /app\npython3 /solution/controls/empty_outputs.py\n",
+        "solution/controls/empty_outputs.py": package_text("verifier", "empty_outputs.py"),
+        "solution/controls/wrong.sh": "#!/bin/bash\n# Negative control: the plausible wrong answer "
+                                      f"({draft.mistake}). Must not score 1.\nset -eu\ncd /app\npython3 /solution/solve.py --wrong\n",
+    }
+    for rel, data in sorted(draft.files.items()):
+        files[f"environment/app/{rel}"] = TaskFile(data=data)
+    for rel in draft.originals:
+        files[f"tests/original/{rel}"] = TaskFile(data=draft.files[rel])
+    tags = sorted({family.replace("_", "-"), draft.kind.replace("_", "-"), *draft.tags})
+    config = {
+        "schema_version": "1.1",
+        "task": {"name": name, "description": f"{family.replace('_', ' ')}: {draft.kind.replace('_', ' ')} ({label})",
+                 "keywords": tags, "authors": [{"name": "autoenvscaling-professional"}]},
+        "metadata": {"difficulty": label, "category": "professional", "tags": tags},
+        "verifier": {"timeout_sec": 300.0},
+        "agent": {"timeout_sec": draft.agent_timeout_sec},
+        "environment": {"build_timeout_sec": 1800.0, "cpus": 1, "memory_mb": 2048, "storage_mb": 2048,
+                        "workdir": "/app"},
+    }
+    task = Task.create(name, config, draft.instruction, files)
+    parameters = {"kind": draft.kind, "level": level, "mistake": draft.mistake,
+                  "outputs": dict(draft.outputs), **draft.parameters}
+    return task.with_provenance(domain=DOMAIN, family=family, parameters=parameters, seed=seed, difficulty=label)

@@ -1,0 +1,176 @@
+"""Fast tests of the professional plugin: registration, generation (determinism, every level, the
+static gates), the lint gate's own checks and the checker library's value parsing and scoring."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import importlib.util
+import json
+from importlib import resources
+
+import pytest
+from autoenvscaling.gates.base import GateContext, GateSettings
+from autoenvscaling.tasks import Task, TaskFile
+from click.testing import CliRunner
+
+from autoenvscaling_professional.domain import ProfessionalDomain
+from autoenvscaling_professional.families import CATALOG
+from autoenvscaling_professional.families.base import MAX_LEVEL, MIN_LEVEL
+from autoenvscaling_professional.gate import ProfessionalLintGate
+
+FAMILIES = sorted(CATALOG)
+
+
+def profcheck():
+    path = resources.files("autoenvscaling_professional").joinpath("verifier", "profcheck.py")
+    spec = importlib.util.spec_from_file_location("profcheck_under_test", str(path))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def lint(task: Task) -> tuple[str, str]:
+    from autoenvscaling.gates.lint import LintGate
+
+    ctx = GateContext(backend=None, runner=None, settings=GateSettings())
+    core = asyncio.run(LintGate().check(task, ctx))
+    return core.status, ProfessionalLintGate.problem(task)
+
+
+def test_the_plugin_registers_its_domain_gates_and_command():
+    from autoenvscaling.cli.main import cli
+    from autoenvscaling.plugins import create_host
+
+    host = create_host()
+    assert "professional" in host.domains.names()
+    assert {"professional-lint", "professional-controls"} <= set(host.gates.names())
+    result = CliRunner().invoke(cli, ["professional", "families", "--json"])
+    assert result.exit_code == 0, result.output
+    assert sorted(r["name"] for r in json.loads(result.output)) == FAMILIES
+
+
+def test_there_are_at_least_eight_families_each_with_its_three_parts():
+    root = resources.files("autoenvscaling_professional")
+    assert len(FAMILIES) >= 8
+    for name in FAMILIES:
+        for part in (("families", f"{name}.py"), ("verifier", "checks", f"{name}.py"), ("solutions", f"{name}.py")):
+            assert root.joinpath(*part).is_file(), (name, part)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_generation_is_deterministic_seeded_and_passes_the_static_gates(family):
+    domain = ProfessionalDomain()
+    for level in range(MIN_LEVEL, MAX_LEVEL + 1):
+        a = domain.generate_level(family, seed=5, level=level)
+        b = domain.generate_level(family, seed=5, level=level)
+        assert a.files == b.files and a.instruction == b.instruction, (family, level)
+        assert a.provenance.domain == "professional" and a.provenance.family == family
+        assert lint(a) == ("pass", ""), (family, level, lint(a))
+    other = domain.generate(family, seed=6)
+    same = domain.generate(family, seed=5)
+    assert other.files != same.files
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_harder_levels_ask_for_more(family):
+    """More data or more requirements: the workspace or the hidden spec grows with the level."""
+    domain = ProfessionalDomain()
+    sizes = []
+    for level in (1, 3, 5):
+        task = domain.generate_level(family, seed=2, level=level)
+        workspace = sum(len(f.data) for p, f in task.files.items() if p.startswith("environment/app/"))
+        sizes.append((workspace, len(task.files["tests/spec.json"].data)))
+    assert sizes[0][0] < sizes[2][0] or sizes[0][1] < sizes[2][1], sizes
+
+
+def test_vary_moves_one_level_or_to_the_neighbour_family():
+    domain = ProfessionalDomain()
+    parent = domain.generate("format_sheet", seed=3, difficulty="medium")
+    harder = domain.vary(parent, direction="harder", seed=4)
+    simpler = domain.vary(parent, direction="simpler", seed=4)
+    different = domain.vary(parent, direction="different", seed=4)
+    assert harder.provenance.parameters["level"] == 3 and simpler.provenance.parameters["level"] == 1
+    assert different.provenance.family == CATALOG["format_sheet"].neighbour
+    assert harder.provenance.parent == parent.name and different.provenance.direction == "different"
+
+
+def test_generate_command_writes_task_directories(tmp_path):
+    from autoenvscaling.cli.main import cli
+    from autoenvscaling.tasks import read_task
+
+    result = CliRunner().invoke(cli, ["professional", "generate", "--family", "format_sheet", "--difficulty", "easy",
+                                      "--seeds", "0-1", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    dirs = sorted(p for p in tmp_path.iterdir())
+    assert [d.name for d in dirs] == ["professional-format-sheet-house-style-l1-s0", "professional-format-sheet-house-style-l1-s1"]
+    assert read_task(dirs[0]).provenance.family == "format_sheet"
+    bad = CliRunner().invoke(cli, ["professional", "generate", "--family", "nope", "--out", str(tmp_path)])
+    assert bad.exit_code != 0 and "unknown professional family 'nope'" in bad.output + str(bad.exception)
+
+
+def _edited(task: Task, **changes: bytes | None) -> Task:
+    files = {p: f for p, f in task.files.items()}
+    for path, data in changes.items():
+        path = path.replace("__", "/").replace("_DOT_", ".")
+        if data is None:
+            files.pop(path)
+        else:
+            files[path] = TaskFile(data=data)
+    return Task.create(task.name, task.config.model_dump(exclude_none=True), task.instruction, files)
+
+
+def test_the_lint_gate_finds_inconsistent_or_leaky_tasks():
+    task = ProfessionalDomain().generate("format_sheet", seed=1, difficulty="easy")
+    assert ProfessionalLintGate.problem(task) == ""
+    spec = json.loads(task.files["tests/spec.json"].text)
+    cases = {
+        "no spec": _edited(task, tests__spec_DOT_json=None),
+        "other outputs": _edited(task, tests__spec_DOT_json=json.dumps({**spec, "outputs": {"x.xlsx": "xlsx"}}).encode()),
+        "stale original": _edited(task, **{"tests__original__report_DOT_xlsx": b"PK old"}),
+        "leaked spec": _edited(task, **{"environment__app__spec_DOT_json": task.files["tests/spec.json"].data}),
+        "no wrong control": _edited(task, **{"solution__controls__wrong_DOT_sh": None}),
+    }
+    problems = {name: ProfessionalLintGate.problem(t) for name, t in cases.items()}
+    assert "tests/spec.json is missing" in problems["no spec"]
+    assert "same, non-empty outputs" in problems["other outputs"]
+    assert "is not a copy of the workspace file" in problems["stale original"]
+    assert "copy of a hidden verifier file" in problems["leaked spec"]
+    assert "solution/controls/wrong.sh is missing" in problems["no wrong control"]
+
+
+def test_numbers_dates_and_amounts_are_read_with_tolerance_for_harmless_variation():
+    pc = profcheck()
+    assert pc.num("$1,234.50") == 1234.5 and pc.num("(12.00)") == -12.0 and pc.num("12.5%") == 0.125
+    assert pc.num("n/a") is None and pc.num(True) is None and pc.num(float("nan")) is None
+    assert pc.close("1,234.5", 1234.50) and not pc.close("1,234.6", 1234.50)
+    assert pc.as_date("2025-03-04") == dt.date(2025, 3, 4) == pc.as_date("March 4, 2025") == pc.as_date(45720)
+    assert pc.as_date(dt.datetime(2025, 3, 4, 9, 30)) == dt.date(2025, 3, 4)
+    assert pc.mentions_amount("Total spend was $12,345.60 this quarter.", 12345.6)
+    assert not pc.mentions_amount("Total spend was $12,345.00 this quarter.", 12345.6)
+    assert pc.norm("  Net   Revenue ") == pc.norm("net revenue")
+
+
+def test_scoring_partial_credit_penalties_and_fatal_outcomes(tmp_path, monkeypatch):
+    pc = profcheck()
+    report = pc.Report()
+    report.req("a", True)
+    report.req("b", False)
+    report.penalty("inputs left unchanged", 0)
+    assert report.score() == 0.5  # a penalty that did not happen adds nothing
+    report.penalty("values unchanged", 2, total=100)
+    assert report.score() == pytest.approx(1 / 3)
+    with pytest.raises(pc.Fatal, match="30 of 100 changed"):
+        report.penalty("values unchanged", 30, total=100)
+    nothing = pc.Report()
+    assert nothing.score() == 0.0
+    # a file of the right name that is not a workbook is fatal, with the reason
+    monkeypatch.setattr(pc, "APP", str(tmp_path))
+    (tmp_path / "report.xlsx").write_text("not a workbook")
+    with pytest.raises(pc.Fatal, match="not a valid .xlsx workbook"):
+        pc.open_xlsx(pc.Report(), "report.xlsx")
+    (tmp_path / "empty.csv").write_text("")
+    with pytest.raises(pc.Fatal, match="empty.csv is empty"):
+        pc.read_csv(pc.Report(), "empty.csv")
+    with pytest.raises(pc.Fatal, match="missing.docx was not written"):
+        pc.open_docx(pc.Report(), "missing.docx")
