@@ -11,8 +11,9 @@ warn() { printf '[bootstrap] WARNING: %s\n' "$*" >&2; }
 
 # --- system packages --------------------------------------------------------------------------
 # bubblewrap: the default sandbox; mmdebstrap: builds the local Debian base image; podman + runc:
-# a Docker-API engine for the docker backend; chromium: the report check and browser domains.
-SYSTEM_PACKAGES=(bubblewrap mmdebstrap podman runc uidmap util-linux iproute2 chromium sqlite3 git curl ca-certificates)
+# a Docker-API engine for the docker backend; chromium: the report check and browser domains;
+# poppler-utils: `autoenvscaling professional render` of PDFs (LibreOffice, for xlsx/docx, is optional).
+SYSTEM_PACKAGES=(bubblewrap mmdebstrap podman runc uidmap util-linux iproute2 chromium sqlite3 git curl ca-certificates poppler-utils)
 missing=()
 for pkg in "${SYSTEM_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

@@ -20,7 +20,10 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
+import re
+import zipfile
 from functools import lru_cache
 from importlib import resources
 
@@ -48,6 +51,25 @@ def package_text(*parts: str) -> str:
     return resources.files(__package__).joinpath(*parts).read_text(encoding="utf-8")
 
 
+PACKAGE_SUFFIXES = (".xlsx", ".docx")
+ZIP_DATE = (2020, 1, 1, 0, 0, 0)
+_STAMPS = re.compile(rb"(<dcterms:(?:created|modified)\b[^>]*>)[^<]*(</dcterms:)")
+
+
+def stable_package(data: bytes) -> bytes:
+    """An Office package with the clock taken out: openpyxl and python-docx date the zip entries and
+    the document's created/modified properties with the time of writing, so the same seed would give
+    different bytes a second later. Entries are re-zipped dated ``ZIP_DATE``, the properties set to it."""
+    src, out = zipfile.ZipFile(io.BytesIO(data)), io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            body = src.read(info)
+            if info.filename == "docProps/core.xml":
+                body = _STAMPS.sub(rb"\g<1>2020-01-01T00:00:00Z\g<2>", body)
+            dst.writestr(zipfile.ZipInfo(info.filename, ZIP_DATE), body, zipfile.ZIP_DEFLATED)
+    return out.getvalue()
+
+
 def dockerfile() -> str:
     return PREAMBLE + "COPY app/ /app/\n"
 
@@ -59,11 +81,13 @@ def task_name(family: str, draft: Draft, *, seed: int, level: int) -> str:
 def render(family: str, draft: Draft, *, seed: int, level: int) -> Task:
     label = label_of(level)
     name = task_name(family, draft, seed=seed, level=level)
+    workspace = {rel: stable_package(data) if rel.lower().endswith(PACKAGE_SUFFIXES) and zipfile.is_zipfile(io.BytesIO(data))
+                 else data for rel, data in draft.files.items()}
     spec = dict(draft.spec)
     spec["family"] = family
     spec["outputs"] = dict(draft.outputs)
     # inputs the agent must not edit: every workspace file that is not an output
-    spec["keep"] = {rel: hashlib.sha256(data).hexdigest() for rel, data in sorted(draft.files.items())
+    spec["keep"] = {rel: hashlib.sha256(data).hexdigest() for rel, data in sorted(workspace.items())
                     if rel not in draft.outputs}
     params = dict(draft.params)
     params["outputs"] = dict(draft.outputs)
@@ -86,10 +110,10 @@ def render(family: str, draft: Draft, *, seed: int, level: int) -> Task:
         "solution/controls/wrong.sh": "#!/bin/bash\n# Negative control: the plausible wrong answer "
                                       f"({draft.mistake}). Must not score 1.\nset -eu\ncd /app\npython3 /solution/solve.py --wrong\n",
     }
-    for rel, data in sorted(draft.files.items()):
+    for rel, data in sorted(workspace.items()):
         files[f"environment/app/{rel}"] = TaskFile(data=data)
     for rel in draft.originals:
-        files[f"tests/original/{rel}"] = TaskFile(data=draft.files[rel])
+        files[f"tests/original/{rel}"] = TaskFile(data=workspace[rel])
     tags = sorted({family.replace("_", "-"), draft.kind.replace("_", "-"), *draft.tags})
     config = {
         "schema_version": "1.1",

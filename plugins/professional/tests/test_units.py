@@ -7,6 +7,8 @@ import asyncio
 import datetime as dt
 import importlib.util
 import json
+import shutil
+import time
 from importlib import resources
 
 import pytest
@@ -61,8 +63,10 @@ def test_there_are_at_least_eight_families_each_with_its_three_parts():
 @pytest.mark.parametrize("family", FAMILIES)
 def test_generation_is_deterministic_seeded_and_passes_the_static_gates(family):
     domain = ProfessionalDomain()
-    for level in range(MIN_LEVEL, MAX_LEVEL + 1):
-        a = domain.generate_level(family, seed=5, level=level)
+    levels = range(MIN_LEVEL, MAX_LEVEL + 1)
+    first = [domain.generate_level(family, seed=5, level=level) for level in levels]
+    time.sleep(1.1)  # Office packages carry the time of writing: a second later must change nothing
+    for level, a in zip(levels, first):
         b = domain.generate_level(family, seed=5, level=level)
         assert a.files == b.files and a.instruction == b.instruction, (family, level)
         assert a.provenance.domain == "professional" and a.provenance.family == family
@@ -174,3 +178,52 @@ def test_scoring_partial_credit_penalties_and_fatal_outcomes(tmp_path, monkeypat
         pc.read_csv(pc.Report(), "empty.csv")
     with pytest.raises(pc.Fatal, match="missing.docx was not written"):
         pc.open_docx(pc.Report(), "missing.docx")
+
+
+needs_pdftoppm = pytest.mark.skipif(shutil.which("pdftoppm") is None, reason="needs poppler-utils (pdftoppm)")
+needs_office = pytest.mark.skipif(shutil.which("soffice") is None,
+                                  reason="needs LibreOffice: apt-get install libreoffice-calc-nogui libreoffice-writer-nogui")
+
+
+def _png_size(path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", path
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
+@needs_pdftoppm
+def test_render_turns_a_generated_invoice_pdf_into_an_image(tmp_path):
+    from autoenvscaling.cli.main import cli
+    from autoenvscaling.tasks import write_task
+
+    task = ProfessionalDomain().generate("invoice_extract", seed=2, difficulty="easy")
+    folder = write_task(task, tmp_path / task.name)
+    pdf = sorted((folder / "environment" / "app").rglob("*.pdf"))[0]
+    result = CliRunner().invoke(cli, ["professional", "render", str(pdf), "--out", str(tmp_path / "png")])
+    assert result.exit_code == 0, result.output
+    images = [tmp_path / "png" / line.rsplit("/", 1)[-1] for line in result.output.split()]
+    width, height = _png_size(images[0])
+    assert width > 400 and height > 500  # a letter or A4 page at 80 dpi
+
+
+@needs_office
+def test_render_turns_a_workbook_into_an_image(tmp_path):
+    from autoenvscaling_professional.preview import to_png
+
+    task = ProfessionalDomain().generate("format_sheet", seed=2, difficulty="easy")
+    xlsx = tmp_path / "report.xlsx"
+    xlsx.write_bytes(task.files["environment/app/report.xlsx"].data)
+    width, _ = _png_size(to_png(xlsx, tmp_path / "png")[0])
+    assert width > 400
+
+
+def test_render_without_the_tools_says_what_to_install(tmp_path, monkeypatch):
+    from autoenvscaling.errors import MissingPrerequisite
+
+    from autoenvscaling_professional.preview import to_png
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # nothing on PATH
+    (tmp_path / "memo.docx").write_bytes(b"PK")
+    with pytest.raises(MissingPrerequisite) as info:
+        to_png(tmp_path / "memo.docx", tmp_path / "png")
+    assert "apt-get install libreoffice-calc-nogui" in info.value.hint

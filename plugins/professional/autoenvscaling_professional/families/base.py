@@ -8,7 +8,8 @@ requirements.
 
 Every family has three parts that must agree, all named after the family:
 
-- ``families/<name>.py``: ``NAME``, ``DESCRIPTION``, ``SKILLS`` and ``build(rng, level) -> Draft``;
+- ``families/<name>.py``: ``NAME`` and ``build(rng, level) -> Draft`` (its description and skills
+  are in ``families/__init__.py``'s ``CATALOG``);
 - ``verifier/checks/<name>.py``: ``check(spec, report)``, run inside the sandbox by
   ``verifier/profcheck.py`` on what the agent left in /app, against the hidden ``Draft.spec``;
 - ``solutions/<name>.py``: the reference solution, run in /app with ``Draft.params`` (what the

@@ -68,7 +68,7 @@ def build(rng: random.Random, level: int) -> Draft:
                    "percent_column": "Margin", "percent_format": "0.0%", "date_column": "Date",
                    "date_format": "yyyy-mm-dd", "freeze": "A2"}
     asks = [
-        f"Make the header row (row 1) bold.",
+        "Make the header row (row 1) bold.",
         f"Format the {' and '.join(money) if len(money) == 2 else ', '.join(money[:-1]) + ' and ' + money[-1]} columns "
         "as numbers with a thousands separator and two decimals (number format #,##0.00).",
         "Show Margin as a percentage with one decimal place (number format 0.0%).",
@@ -87,9 +87,9 @@ def build(rng: random.Random, level: int) -> Draft:
         asks.append(f"Give the header cells a solid {fill_name} fill (hex {FILLS[fill_name]}).")
     keep_other = f" Leave the {other} sheet exactly as it is." if other else ""
     intro = rng.choice([
-        f"Finance needs report.xlsx ready for the board pack by this afternoon.",
-        f"I'm sending report.xlsx to the regional directors and it looks rough.",
-        f"Please tidy up report.xlsx before it goes out with the monthly numbers.",
+        "Finance needs report.xlsx ready for the board pack by this afternoon.",
+        "I'm sending report.xlsx to the regional directors and it looks rough.",
+        "Please tidy up report.xlsx before it goes out with the monthly numbers.",
     ])
     instruction = (f"{intro} Apply our house style to the {sheet} sheet and save it back to report.xlsx "
                    f"(same file name, in /app).\n\n" + "\n".join(f"- {a}" for a in asks) +

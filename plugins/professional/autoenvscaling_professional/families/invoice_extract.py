@@ -80,7 +80,7 @@ def _pdf(inv: dict, buyer: tuple[str, str]) -> bytes:
     c.setAuthor(inv["vendor"])
     title = "CREDIT NOTE" if credit else ("TAX INVOICE" if inv["template"] == "uk" else "INVOICE")
     meta = [(tpl["cn_number"] if credit else tpl["number"], inv["number"]),
-            (tpl["date"], _fmt_date(inv["date"], inv["template"]))]
+            ("Date" if credit else tpl["date"], _fmt_date(inv["date"], inv["template"]))]
     if credit:
         meta.append(("Credits invoice", inv["credits"]))
     else:
@@ -175,20 +175,23 @@ def _pdf(inv: dict, buyer: tuple[str, str]) -> bytes:
 
 def _vendors(rng: random.Random, n_templates: int, count: int) -> list[dict]:
     templates = rng.sample(sorted(TEMPLATES), n_templates)
-    names = content.companies(rng, count + 1)
+    names = content.companies(rng, count)
     out = []
-    for i, name in enumerate(names[1:]):
+    for i, name in enumerate(names):
         template = templates[i % n_templates]
         uk = template == "uk"
         city, post = rng.choice(UK_CITIES if uk else US_CITIES)
-        initials = "".join(w[0] for w in name.split()[:2]).upper()
+        irish = city in ("Dublin", "Cork")
+        if uk:
+            currency, rate = ("€", 23) if irish else ("£", 20)
+            footer = f"VAT reg. no. {'IE' if irish else 'GB'} {rng.randint(1000000, 9999999)}"
+        else:
+            currency, rate = "$", rng.choice((5, 6.25, 7.5, 8.25, 8.875))
+            footer = rng.choice(("Thank you for your business.", "Please quote the invoice number with payment."))
         out.append({"vendor": name, "template": template, "street": f"{rng.randint(1, 240)} {rng.choice(content.STREETS)}",
-                    "city": f"{city} {post}", "currency": ("€" if city in ("Dublin", "Cork") else "£") if uk else "$",
-                    "rate": (23 if city in ("Dublin", "Cork") else 20) if uk else rng.choice((5, 6.25, 7.5, 8.25, 8.875)),
-                    "terms": rng.choice((14, 30, 45, 60)), "initials": initials,
-                    "contact": f"accounts@{name.split()[0].lower()}.example.com",
-                    "footer": (f"VAT reg. no. {'IE' if city in ('Dublin', 'Cork') else 'GB'} {rng.randint(1000000, 9999999)}"
-                               if uk else rng.choice(("Thank you for your business.", "Please quote the invoice number with payment.")))})
+                    "city": f"{city} {post}", "currency": currency, "rate": rate, "footer": footer,
+                    "terms": rng.choice((14, 30, 45, 60)), "initials": "".join(w[0] for w in name.split()[:2]).upper(),
+                    "contact": f"accounts@{name.split()[0].lower()}.example.com"})
     return out
 
 
@@ -217,9 +220,8 @@ def _invoices(rng: random.Random, level: int) -> list[dict]:
         date = start + dt.timedelta(days=days[i])
         out.append({**v, "number": number, "credit": False, "date": date, "items": _items(rng, size),
                     "due": date + dt.timedelta(days=v["terms"]), "pages": 2 if size > 28 else 1})
-    for j in range(credits):
-        orig = out[j % len(out)] if j else out[-1]
-        date = max(orig["date"], start + dt.timedelta(days=days[len(out)])) + dt.timedelta(days=j + 1)
+    for j, orig in enumerate(rng.sample(out, credits)):
+        date = max(orig["date"], start + dt.timedelta(days=days[n - credits + j])) + dt.timedelta(days=1)
         while date in {x["date"] for x in out}:
             date += dt.timedelta(days=1)
         number = f"CN-{rng.randint(100, 999)}"
@@ -240,18 +242,21 @@ def _invoices(rng: random.Random, level: int) -> list[dict]:
 def build(rng: random.Random, level: int) -> Draft:
     buyer = (content.company(rng), f"{rng.randint(1, 240)} {rng.choice(content.STREETS)}, {' '.join(rng.choice(US_CITIES))}")
     invoices = _invoices(rng, level)
-    files, names = {}, []
+    files = {}
     for idx, inv in enumerate(rng.sample(invoices, len(invoices)), start=1):
         name = f"invoices/{inv['vendor'].split()[0].lower()}_{rng.choice(('scan', 'doc', 'pdf', 'inv'))}{idx:02d}.pdf"
         inv["file"] = name
         files[name] = _pdf(inv, buyer)
-        names.append(name)
-    columns = ["Invoice Number", "Vendor", "Invoice Date"] + (["Due Date"] if level >= 2 else []) + ["Total"] + (["Tax"] if level >= 3 else [])
+    columns = ["Invoice Number", "Vendor", "Invoice Date", "Due Date", "Total", "Tax"][:5 + (level >= 3)]
+    if level < 2:
+        columns.remove("Due Date")
     sort = None
     if level >= 1:
         options = [("Invoice Date", False, "by Invoice Date, oldest first")]
         if level >= 3:
-            options += [("Invoice Date", True, "by Invoice Date, newest first"), ("Total", True, "by Total, largest first")]
+            options.append(("Invoice Date", True, "by Invoice Date, newest first"))
+        if level >= 3 and len({inv["total"] for inv in invoices}) == len(invoices):
+            options.append(("Total", True, "by Total, largest first"))
         sort = rng.choice(options)
     expected = [{"number": inv["number"], "vendor": inv["vendor"], "date": inv["date"].isoformat(),
                  "due": inv["due"].isoformat() if inv["due"] else None, "total": inv["total"], "tax": inv["tax"],
@@ -264,7 +269,7 @@ def build(rng: random.Random, level: int) -> Draft:
     uk = any(inv["template"] == "uk" for inv in invoices)
     intro = rng.choice([
         f"Accounts payable is behind: the folder invoices/ holds {len(invoices)} supplier PDFs that nobody has logged yet.",
-        f"I've dropped this month's supplier paperwork into invoices/ ({len(invoices)} PDFs) and need it in a register.",
+        f"I've dropped the latest supplier paperwork into invoices/ ({len(invoices)} PDFs) and need it in a register.",
         f"Before the payment run, the {len(invoices)} PDFs in invoices/ have to be entered into a spreadsheet.",
     ])
     notes = [
@@ -278,9 +283,10 @@ def build(rng: random.Random, level: int) -> Draft:
     if level >= 3:
         notes.append("Tax: the tax or VAT amount (not the rate), as a number.")
     if credit_count:
-        notes.append(f"There {'is a credit note' if credit_count == 1 else f'are {credit_count} credit notes'} among them: "
-                     "log it like an invoice, with its Total" + (" and Tax" if level >= 3 else "")
-                     + " as negative numbers" + (" and the Due Date left empty." if level >= 2 else "."))
+        one = credit_count == 1
+        notes.append(f"There {'is a credit note' if one else f'are {credit_count} credit notes'} among them: log "
+                     f"{'it' if one else 'them'} like an invoice, with Total{' and Tax' if level >= 3 else ''} as "
+                     f"negative numbers{' and the Due Date left empty' if level >= 2 else ''}.")
     order = f" Sort the rows {sort[2]}." if sort else ""
     instruction = (f"{intro} Please create invoices.xlsx in /app with a sheet named \"{sheet}\" whose row 1 is the header "
                    f"{' | '.join(columns)} (one column each), then one row per PDF and no other rows.{order}\n\n"

@@ -39,7 +39,7 @@ ROLES = ("Finance Director", "Head of Operations", "Sales Lead", "HR Manager", "
 DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 TOPICS = ("Budget vs actuals", "Suppliers and contracts", "Team and hiring", "Travel and events",
           "Office and facilities", "Any other business")
-FILLER = ("Went through the figures group by group; no questions on the larger lines.",
+FILLER = ("Went through the figures line by line; no questions on the larger items.",
           "Discussed whether the monthly pack could be shorter; views were mixed.",
           "Short update on the expense tool roll-out, which is going smoothly.",
           "Some concern about late supplier invoices, to be watched over the next weeks.",
@@ -63,11 +63,20 @@ class _Slots:
         self._services = iter(rng.sample(content.SERVICES, len(content.SERVICES)))
         self._months = iter(rng.sample(content.MONTHS, 12))
 
-    def vendor(self): return next(self._vendors)
-    def city(self): return next(self._cities)
-    def product(self): return next(self._products)
-    def service(self): return next(self._services)
-    def month(self): return next(self._months)
+    def vendor(self) -> str:
+        return next(self._vendors)
+
+    def city(self) -> str:
+        return next(self._cities)
+
+    def product(self) -> str:
+        return next(self._products)
+
+    def service(self) -> str:
+        return next(self._services)
+
+    def month(self) -> str:
+        return next(self._months)
 
 
 def _decisions(s: _Slots) -> list[tuple[str, list[str], float | None]]:
@@ -97,35 +106,26 @@ def _parked(s: _Slots) -> tuple[str, list[str]]:
 
 def _actions(s: _Slots) -> list[tuple[str, list[str]]]:
     """Candidate action items: (task, words the memo must keep)."""
+    p1, p2, v1, v2, c1, sv = s.product(), s.product(), s.vendor(), s.vendor(), s.city(), s.service()
     return [
-        (f"get three quotes for new {s.product().lower()}s", []),
-        (f"draft the renewal letter to {s.vendor()}", []),
-        (f"confirm the venue booking in {s.city()}", []),
-        (f"update the {s.service().lower()} line in the forecast", []),
-        (f"set up a call with {s.vendor()} about the late invoices", []),
-        (f"circulate the updated headcount plan", ["headcount"]),
-        (f"write up the onboarding checklist for new starters", ["onboarding"]),
-        (f"review the {s.product().lower()} stock count", []),
+        (f"get three supplier quotes for the {p1.lower()} order", [p1]),
+        (f"draft the renewal letter to {v1}", [v1]),
+        (f"confirm the venue booking in {c1}", [c1]),
+        (f"update the {sv.lower()} line in the forecast", [sv]),
+        (f"set up a call with {v2} about the late invoices", [v2]),
+        ("circulate the updated headcount plan", ["headcount"]),
+        ("write up the onboarding checklist for new starters", ["onboarding"]),
+        (f"review the {p2.lower()} stock count", [p2]),
     ]
 
 
-def _key_of(task: str, extra: list[str]) -> list[str]:
-    """The distinctive words of an action: the capitalised name or product in it, plus ``extra``."""
-    for marker in ("quotes for new ", "letter to ", "booking in ", "update the ", "call with ", "review the "):
-        if marker in task:
-            rest = task.split(marker, 1)[1]
-            stop = {"quotes for new ": "s", "update the ": " line", "call with ": " about", "review the ": " stock"}.get(marker)
-            name = rest.rsplit(stop, 1)[0] if stop and stop in rest else rest
-            return [name] + extra
-    return extra
-
-
 def _people(rng: random.Random, n: int) -> list[tuple[content.Person, str]]:
+    """``n`` attendees and one absentee (last), with distinct first names: owners go by first name."""
     out: list[content.Person] = []
     for person in content.people(rng, 4 * n):
         if person.first not in {p.first for p in out}:
             out.append(person)
-    return list(zip(out[:n], rng.sample(ROLES, n)))
+    return list(zip(out[:n + 1], rng.sample(ROLES, n + 1)))
 
 
 def _day(d: dt.date) -> str:
@@ -144,14 +144,18 @@ def _csv(header: list[str], rows: list[list]) -> bytes:
     return buf.getvalue().encode()
 
 
-def _split(rng: random.Random, groups: list[str], actual: dict[str, float], flip: bool) -> dict[str, float]:
-    """Reference figures (budget, prior quarter) that put about a third of the groups on the wrong side."""
+def _reference(rng: random.Random, groups: list[str], actual: dict[str, float], *, bad_above: bool,
+               step: float) -> dict[str, float]:
+    """Reference figures (budget, prior quarter) 5-25% away from the actuals, rounded to ``step``;
+    about a third of the groups are on the bad side (above the actual when ``bad_above``)."""
     bad = set(rng.sample(groups, max(1, len(groups) // 3)))
     out = {}
     for g in groups:
-        low = g in bad if flip else g not in bad
-        factor = rng.uniform(0.8, 0.95) if low else rng.uniform(1.05, 1.25)
-        out[g] = round(actual[g] * factor, -2) if not flip else round(actual[g] * factor, 2)
+        above = (g in bad) == bad_above
+        value = round(actual[g] * (rng.uniform(1.05, 1.25) if above else rng.uniform(0.8, 0.95)) / step) * step
+        while (value <= actual[g]) if above else (value >= actual[g]):
+            value += step if above else -step
+        out[g] = round(value, 2)
     return out
 
 
@@ -176,7 +180,7 @@ def _spend(rng: random.Random, level: int, n: int) -> dict:
     rows.sort(key=lambda r: (r[0], r[1]))
     counted = [r for r in rows if r[5] == "Approved"]
     actual = {g: round(sum(r[4] for r in counted if r[1] == g), 2) for g in groups}
-    budget = _split(rng, groups, actual, flip=False)
+    budget = _reference(rng, groups, actual, bad_above=False, step=100)
     header = ["Date", "Department", "Category", "Vendor", "Amount"] + (["Status"] if level >= 3 else [])
     files = {"expenses.csv": _csv(header, [[r[0].isoformat(), *r[1:5], *(r[5:] if level >= 3 else [])] for r in rows]),
              "budgets.csv": _csv(["Department", "Budget"], [[g, f"{budget[g]:.2f}"] for g in sorted(groups)])}
@@ -188,7 +192,7 @@ def _spend(rng: random.Random, level: int, n: int) -> dict:
             "sign": -1, "breakdown": by_cat, "sub": "Category", "meeting": dt.date(year + (month == 12), month % 12 + 1, 1),
             "what": "spend", "unit": "department", "bad": "over budget",
             "data": "expenses.csv and budgets.csv", "exclude": "Rejected and Pending expenses",
-            "percent": ("the share of the total budget used", round(100 * sum(actual.values()) / sum(budget.values()), 1)),
+            "percent": ("the share of the total budget used (e.g. 87.4%)", round(100 * sum(actual.values()) / sum(budget.values()), 4)),
             "title": "Monthly budget review"}
 
 
@@ -213,7 +217,7 @@ def _sales(rng: random.Random, level: int, n: int) -> dict:
         o["order_id"] = f"SO-{10400 + 7 * i}"
     counted = [o for o in orders if o["status"] != "Cancelled"]
     actual = {g: round(sum(o["amount"] for o in counted if o["region"] == g), 2) for g in groups}
-    prior = _split(rng, groups, actual, flip=True)
+    prior = _reference(rng, groups, actual, bad_above=True, step=0.01)
     label, prev = f"Q{q} {year}", (f"Q{q - 1} {year}" if q > 1 else f"Q4 {year - 1}")
     doc = {"quarter": label, "currency": "USD",
            "previous_quarter": {"quarter": prev, "revenue_by_region": {g: prior[g] for g in sorted(groups)}},
@@ -228,11 +232,12 @@ def _sales(rng: random.Random, level: int, n: int) -> dict:
             "diff": f"Change = {cur} - {ref}", "sign": 1, "breakdown": by_product, "sub": "Product",
             "meeting": dt.date(year + (q == 4), (3 * q) % 12 + 1, 1), "what": "revenue", "unit": "region",
             "bad": f"down on {prev}", "data": name, "exclude": "Cancelled orders",
-            "percent": (f"the percentage change of total revenue against {prev}", round(100 * (total - prev_total) / prev_total, 1)),
+            "percent": (f"the percentage change of total revenue against {prev} (e.g. +4.2% or -3.1%)", round(100 * (total - prev_total) / prev_total, 4)),
             "title": "Quarterly sales review"}
 
 
 def _notes(rng, level, data, people, decisions, parked, actions, meeting) -> str:
+    *people, (absent, _) = people
     attendees = ", ".join(f"{p.name} ({role})" for p, role in people)
     lines = [f"# {data['title']} — {_long(meeting)}", ""]
     if level < 2:
@@ -240,8 +245,9 @@ def _notes(rng, level, data, people, decisions, parked, actions, meeting) -> str
                   *(f"- {f}" for f in rng.sample(FILLER, 2)), "", "## Decisions", *(f"- {d['text']}." for d in decisions),
                   "", "## Action items", *(f"- {a['owner']} — {a['text']} — due {_day(a['date'])}" for a in actions)]
         return "\n".join(lines) + "\n"
-    lines += [f"**Present:** {attendees}", f"**Apologies:** {content.people(rng, 1)[0].name}", ""]
+    lines += [f"**Present:** {attendees}", f"**Apologies:** {absent.name}", ""]
     topics = rng.sample(TOPICS[:-1], min(4, 2 + level // 2)) + [TOPICS[-1]]
+    fillers = rng.sample(FILLER, len(topics))
     parts: list[list[str]] = [[] for _ in topics]
     for i, d in enumerate(decisions):
         parts[i % len(topics)].append(f"- DECISION: {d['text']}.")
@@ -250,8 +256,8 @@ def _notes(rng, level, data, people, decisions, parked, actions, meeting) -> str
         parts[(i + 1) % len(topics)].append(f"- ACTION: {a['owner']} to {a['text']} by {_day(a['date'])}" if level == 2
                                             else f"- ACTION ({first}): {a['text']}, due {_day(a['date'])}")
     parts[-1].append(f"- {parked[0]['text']}.")
-    for n, (topic, items) in enumerate(zip(topics, parts), start=1):
-        lines += [f"## {n}. {topic}", rng.choice(FILLER), *items, ""]
+    for n, (topic, filler, items) in enumerate(zip(topics, fillers, parts), start=1):
+        lines += [f"## {n}. {topic}", filler, *items, ""]
     return "\n".join(lines)
 
 
@@ -264,10 +270,10 @@ def build(rng: random.Random, level: int) -> Draft:
     decisions = [{"text": t, "keys": k, "amount": a} for t, k, a in rng.sample(_decisions(slots), min(8, 2 + level))]
     parked = [dict(zip(("text", "keys"), _parked(slots)))] if level >= 2 else []
     actions = []
-    for task, extra in rng.sample(_actions(slots), min(8, 2 + level)):
+    for task, keys in rng.sample(_actions(slots), min(8, 2 + level)):
         due = meeting + dt.timedelta(days=rng.randint(3, 24))
-        owner = rng.choice(people)[0].name
-        actions.append({"text": task, "keys": _key_of(task, extra), "owner": owner, "date": due, "due": [due.month, due.day]})
+        owner = rng.choice(people[:-1])[0].name
+        actions.append({"text": task, "keys": keys, "owner": owner, "date": due, "due": [due.month, due.day]})
     notes = _notes(rng, level, data, people, decisions, parked, actions, meeting)
 
     roles = ["figures"] + (["risks"] if level >= 2 else []) + (["breakdown"] if level >= 4 else [])
@@ -288,7 +294,7 @@ def build(rng: random.Random, level: int) -> Draft:
     if level >= 2:
         summary += f", name the {unit} with the largest {what} and give its amount"
     if level >= 3:
-        summary += f", and give {data['percent'][0]} as a percentage with one decimal (e.g. 87.4%)"
+        summary += f", and give {data['percent'][0].replace(' (', ' as a percentage with one decimal (')}"
     asks = {
         "summary": summary + ".",
         "figures": (f"a table with exactly these column headers: {' | '.join(cols)}, one row per {unit}, amounts to the "
@@ -322,7 +328,6 @@ def build(rng: random.Random, level: int) -> Draft:
         rules.append(f"Leave out {data['exclude']}: they do not count.")
         rules.append(f"Start the memo with a header block before the first heading, one line each: To: {header['to']} / "
                      f"From: {header['from']} / Date: {_long(dt.date.fromisoformat(header['date']))} / Subject: {header['subject']}.")
-    if level >= 3:
         rules.append("The notes give action owners by first name; write their full names (see the attendee list).")
     if rules:
         text += ["", *(f"- {r}" for r in rules)]
@@ -340,11 +345,11 @@ def build(rng: random.Random, level: int) -> Draft:
             "due_required": level >= 2, "header": header}
     params = {"file": "memo.docx", "kind": what, "data": sorted(data["files"]), "order": order, "heading": heading,
               "columns": cols, "sign": data["sign"], "sub": sub, "total_row": level >= 2, "largest": level >= 2,
-              "percent": level >= 3, "header": header, "due": level >= 2, "exclude_status": level >= 3}
+              "percent": level >= 3, "header": header, "exclude_status": level >= 3}
     files = dict(data["files"])
     files["meeting_notes.md"] = notes.encode()
     return Draft(kind=f"{what}_memo", instruction=instruction, files=files, spec=spec, params=params,
                  outputs={"memo.docx": "docx"}, mistake="the action items are listed without their owners",
                  parameters={"groups": n, "sections": len(order), "decisions": len(decisions),
-                             "actions": len(actions), "rows": sum(1 for _ in notes)},
+                             "actions": len(actions)},
                  tags=["docx", "report", what], agent_timeout_sec=900.0)

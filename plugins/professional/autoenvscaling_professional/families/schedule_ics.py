@@ -67,10 +67,11 @@ def _calendar(rng, level, person, days, team, stamp):
     """One person's calendar: (ics bytes, busy intervals [(start, end, all_day)])."""
     events, busy = [], []
 
-    def add(summary, start, end, *, all_day=False, blocks=True, **extra):
+    def add(summary, start, end, *, blocks=True, **extra):
+        """An event of the calendar; ``blocks``: its one occurrence is busy time (else added by hand)."""
         events.append({"summary": summary, "start": start, "end": end, **extra})
         if blocks:
-            busy.append((start, end, all_day))
+            busy.append((start, end, False))
 
     if rng.random() < 0.5 or level == 0:
         first = rng.randrange(min(len(days), 3))
@@ -266,7 +267,7 @@ def build(rng: random.Random, level: int) -> Draft:
     asks = [f"Only weekdays from {period}, between {_hm(rules['start'])} and {_hm(rules['end'])} "
             "(a meeting must start and end within those hours), starting on the quarter hour (:00, :15, :30, :45).",
             "No meeting may overlap anything in a participant's calendar. All-day events (out of office, leave, "
-            "conferences) block the whole day, every day they span."
+            "conferences) block the whole of every day they span (DTEND is exclusive, as in the iCalendar standard)."
             + (" Events with STATUS:CANCELLED do not block." if level >= 3 else "")
             + (" Recurring events (RRULE) block every occurrence except the dates listed in EXDATE."
                if level >= 4 else ""),

@@ -235,7 +235,7 @@ def num(value) -> float | None:
         return None
     if isinstance(value, (int, float)):
         return None if math.isnan(value) or math.isinf(value) else float(value)
-    text = str(value).strip()
+    text = str(value).strip().replace("\u2212", "-").replace("\u2013", "-")  # Unicode minus, en dash
     if not text:
         return None
     negative = text.startswith("(") and text.endswith(")")
@@ -346,7 +346,8 @@ _KEY = re.compile(r"^'?\[(?P<book>[^\]]+)\](?P<sheet>.+?)'?!(?P<cell>\$?[A-Z]+\$
 def computed_values(file: str) -> dict[tuple[str, str], object]:
     """Every formula cell of the workbook at ``file``, computed by the ``formulas`` engine (files
     written by openpyxl carry no cached results): {(SHEET NAME UPPER-CASE, "B7"): value}. A cell
-    whose formula the engine cannot compute maps to an error string ("#NAME?", "#VALUE!", ...)."""
+    whose formula the engine cannot compute maps to an error string ("#NAME?", "#VALUE!", ...).
+    Checks of agents' workbooks use ``formula_values``, which bounds whole-column references first."""
     import formulas  # the spreadsheet engine of the task's image
 
     model = formulas.ExcelModel().loads(file).finish()
@@ -368,6 +369,43 @@ def computed_values(file: str) -> dict[tuple[str, str], object]:
             item = str(item)
         out[(match.group("sheet").upper(), cell)] = item
     return out
+
+
+#: a whole-column reference (Orders!H:H, $B:$B) outside string literals
+_WHOLE_COLUMN = re.compile(r"(?<![A-Za-z0-9_$.])(\$?)([A-Z]{1,3}):(\$?)([A-Z]{1,3})(?![A-Za-z0-9_(])")
+
+
+def bound_whole_columns(wb) -> None:
+    """Rewrite whole-column references (``SUMIF(B:B, ...)``, ordinary in Excel) to the workbook's used
+    rows, in place: the engine would expand each to a million cells (a minute and gigabytes)."""
+    last = max(ws.max_row for ws in wb.worksheets)
+
+    def bound(m):
+        return f"{m[1]}{m[2]}{m[1]}1:{m[3]}{m[4]}{m[3]}{last}"
+
+    for ws in wb.worksheets:
+        for row in ws.iter_rows():
+            for cell in row:
+                if is_formula(cell.value):
+                    parts = cell.value.split('"')
+                    parts[::2] = [_WHOLE_COLUMN.sub(bound, p) for p in parts[::2]]
+                    cell.value = '"'.join(parts)
+
+
+def formula_values(wb, report: Report, what: str = "the") -> dict[tuple[str, str], object]:
+    """``computed_values`` of an open workbook (formulas as text), whole columns bounded first, on a
+    saved copy; {} with a note when the engine cannot read the formulas (they then count as wrong)."""
+    import tempfile
+
+    bound_whole_columns(wb)
+    with tempfile.TemporaryDirectory() as tmp:
+        file = os.path.join(tmp, "book.xlsx")
+        wb.save(file)
+        try:
+            return computed_values(file)
+        except Exception as exc:  # noqa: BLE001 - formulas the engine cannot read count as wrong
+            report.note(f"the formulas of {what} workbook could not be computed: {type(exc).__name__}: {str(exc)[:150]}")
+            return {}
 
 
 def cell_changes(before_ws, after_ws, *, allowed=lambda coord: False) -> list[str]:

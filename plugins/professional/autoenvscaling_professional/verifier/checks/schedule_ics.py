@@ -38,7 +38,7 @@ def _problems(m, ev, booked, spec):
     for email in m["emails"]:
         for s, e in spec["busy"].get(email, []):
             if _dt(s) < end + buffer and start - buffer < _dt(e):
-                out.append(f"clashes with {email}'s busy time {s[:16]}-{e[11:16]}")
+                out.append(f"clashes with {email}'s busy time {s[:16]} to {e[:16]}")
                 break
     for other, oev in booked:
         if other is m or oev["start"] is None or oev["end"] is None:
@@ -46,8 +46,8 @@ def _problems(m, ev, booked, spec):
         near = oev["start"] < end + buffer and start - buffer < oev["end"]
         if near and set(other["emails"]) & set(m["emails"]):
             out.append(f"clashes with the {other['title']} (shared participant)")
-        if spec["rooms"] and near and oev["start"] < end and start < oev["end"] \
-                and pc.norm(oev["location"]) == pc.norm(ev["location"]):
+        same_room = pc.norm(oev["location"]) == pc.norm(ev["location"])
+        if spec["rooms"] and same_room and oev["start"] < end and start < oev["end"]:
             out.append(f"same room as the {other['title']} at the same time")
     if m["after"]:
         before = next((oev for o, oev in booked if o["title"] == m["after"]), None)
