@@ -37,5 +37,5 @@ def test_the_kit_examples_pass_every_gate():
 @pytest.mark.slow
 def test_the_plugin_author_contract_holds_on_real_sandboxes(bwrap_backend):
 
-    assert_domain_contract(ProfessionalDomain(), backend=bwrap_backend, seeds=(0,), difficulties=("easy", "hard"),
+    assert_domain_contract(ProfessionalDomain(), backend=bwrap_backend, seeds=(0, 1), difficulties=("easy", "hard"),
                            host=create_host())
