@@ -114,7 +114,10 @@ def test_entrypoint_service_survives_commands_and_timeouts_but_not_the_attempt(b
              f"python3 -c 'import http.server as h; h.HTTPServer((\"127.0.0.1\", 8080), h.SimpleHTTPRequestHandler)"
              f".serve_forever()' {marker} >/dev/null 2>&1 &\nexec \"$@\"\n")
     task = make_task(ENTRY, files={"environment/start.sh": TaskFile(data=start.encode(), executable=True)}, name="entry-ok")
-    fetch = "python3 -c \"import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:8080/', timeout=5).status)\""
+    # the service starts beside the first command: poll for up to 10 s, as a client of a booting service would
+    fetch = ("python3 -c \"import time, urllib.request\nfor _ in range(100):\n    try:\n"
+             "        print(urllib.request.urlopen('http://127.0.0.1:8080/', timeout=5).status)\n        break\n"
+             "    except OSError:\n        time.sleep(0.1)\"")
 
     def running() -> bool:
         return marker in subprocess.run(["ps", "-eww", "-o", "args"], capture_output=True, text=True).stdout
