@@ -227,3 +227,24 @@ def test_render_without_the_tools_says_what_to_install(tmp_path, monkeypatch):
     with pytest.raises(MissingPrerequisite) as info:
         to_png(tmp_path / "memo.docx", tmp_path / "png")
     assert "apt-get install libreoffice-calc-nogui" in info.value.hint
+
+
+def test_a_calendar_with_unreadable_or_repeated_times_is_fatal_with_its_reason(tmp_path, monkeypatch):
+    """Broken events like those in icalendar's own test calendars end the scoring with a reason,
+    never a crash of the checker."""
+    pc = profcheck()
+    monkeypatch.setattr(pc, "APP", str(tmp_path))
+    event = "BEGIN:VEVENT\r\nUID:1\r\nSUMMARY:Budget review\r\n{times}END:VEVENT\r\n"
+    cal = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//EN\r\n{events}END:VCALENDAR\r\n"
+    good = event.format(times="DTSTART:20250407T100000\r\nDTEND:20250407T110000\r\n")
+    (tmp_path / "ok.ics").write_text(cal.format(events=good))
+    [read] = pc.read_ics(pc.Report(), "ok.ics")
+    assert read["start"] == dt.datetime(2025, 4, 7, 10) and read["end"] == dt.datetime(2025, 4, 7, 11)
+    twice = event.format(times="DTSTART:20250407T100000\r\nDTSTART:20250408T100000\r\nDTEND:20250407T110000\r\n")
+    (tmp_path / "twice.ics").write_text(cal.format(events=twice))
+    with pytest.raises(pc.Fatal, match=r"twice.ics: an event \(Budget review\) has more than one DTSTART"):
+        pc.read_ics(pc.Report(), "twice.ics")
+    broken = event.format(times="DTSTART:2025-04-07 at ten\r\nDTEND:20250407T110000\r\n")
+    (tmp_path / "broken.ics").write_text(cal.format(events=broken))
+    with pytest.raises(pc.Fatal, match=r"broken.ics: .*(unreadable DTSTART|not a valid iCalendar)"):
+        pc.read_ics(pc.Report(), "broken.ics")

@@ -197,11 +197,11 @@ def read_ics(report: Report, rel: str) -> list[dict]:
         report.fatal(f"{rel} is not a valid iCalendar file ({type(exc).__name__}: {str(exc)[:120]})")
     events = []
     for comp in cal.walk("VEVENT"):
-        start = comp.get("DTSTART")
-        end = comp.get("DTEND")
-        duration = comp.get("DURATION")
-        start_v = _naive(start.dt) if start is not None else None
-        end_v = _naive(end.dt) if end is not None else (start_v + duration.dt if start_v and duration is not None else None)
+        start_v = _naive(_when(report, rel, comp, "DTSTART"))
+        end_v = _naive(_when(report, rel, comp, "DTEND"))
+        duration = _when(report, rel, comp, "DURATION")
+        if end_v is None and start_v is not None and duration is not None:
+            end_v = start_v + duration
         attendees = comp.get("ATTENDEE") or []
         if not isinstance(attendees, list):
             attendees = [attendees]
@@ -209,6 +209,20 @@ def read_ics(report: Report, rel: str) -> list[dict]:
                        "attendees": sorted({str(a).lower().replace("mailto:", "").strip() for a in attendees}),
                        "location": str(comp.get("LOCATION") or ""), "uid": str(comp.get("UID") or "")})
     return events
+
+
+def _when(report: Report, rel: str, comp, name: str):
+    """The value of a date, time or duration property of an event (None when absent); fatal when the
+    event repeats it or its value cannot be read."""
+    prop = comp.get(name)
+    if prop is None:
+        return None
+    if isinstance(prop, list):
+        report.fatal(f"{rel}: an event ({comp.get('SUMMARY') or 'untitled'}) has more than one {name}")
+    try:
+        return prop.dt
+    except Exception as exc:  # noqa: BLE001 - icalendar reports unreadable values in its own ways
+        report.fatal(f"{rel}: an event ({comp.get('SUMMARY') or 'untitled'}) has an unreadable {name} ({str(exc)[:80]})")
 
 
 def _naive(value):
