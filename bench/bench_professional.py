@@ -20,13 +20,13 @@ import asyncio
 import json
 import statistics
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from pathlib import Path
 
+from admission_table import DIFFICULTIES, summarise
 from autoenvscaling_professional.domain import ProfessionalDomain
 from autoenvscaling_professional.families import CATALOG
 
-DIFFICULTIES = ("easy", "medium", "hard")
 
 
 def specs(n: int, offset: int) -> list[tuple[str, int, str]]:
@@ -92,29 +92,7 @@ async def bench_admission(n: int, jobs: int, seed: int, log: Path) -> dict:
     seconds = time.perf_counter() - start
     await backend.aclose()
     rows = [done[t.name] for t in tasks]
-    valid = sum(r["status"] == "valid" for r in rows)
-    per_family, per_level = defaultdict(Counter), defaultdict(Counter)
-    for r in rows:
-        per_family[r["family"]][r["status"] == "valid"] += 1
-        per_level[r["difficulty"]][r["status"] == "valid"] += 1
-    print(f"\n{'family':<18} {'admitted':>9} {'total':>6} {'rate':>6}")
-    for name, c in sorted(per_family.items()):
-        print(f"{name:<18} {c[True]:>9} {c[True] + c[False]:>6} {c[True] / (c[True] + c[False]):>6.0%}")
-    for name in DIFFICULTIES:
-        c = per_level[name]
-        print(f"{name:<18} {c[True]:>9} {c[True] + c[False]:>6} {c[True] / max(1, c[True] + c[False]):>6.0%}")
-    print(f"{'all':<18} {valid:>9} {len(rows):>6} {valid / len(rows):>6.0%}")
-    for r in rows:
-        if r["status"] != "valid":
-            print(f"  rejected {r['name']}: {r['reason']}")
-    med = statistics.median(r["seconds"] for r in rows)
-    per_minute = len(todo) / seconds * 60 * valid / len(rows) if todo else None
-    if per_minute is not None:
-        print(f"admitted per minute: {per_minute:.1f} ({len(todo)} tasks validated in {seconds:.0f} s with {jobs} jobs; "
-              f"{med:.1f} s median per task)")
-    return {"admitted": valid, "total": len(rows), "rate": valid / len(rows), "admitted_per_minute": per_minute,
-            "seconds": seconds, "median_task_seconds": med,
-            "per_family": {k: [c[True], c[True] + c[False]] for k, c in per_family.items()}}
+    return summarise(rows, validated=len(todo), seconds=seconds, jobs=jobs)
 
 
 def main() -> None:

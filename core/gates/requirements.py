@@ -38,7 +38,7 @@ def requirement_findings(task: Task, backend: str, catalog: BackendCatalog) -> l
     if req.browser and not caps.browser:
         findings.append(Finding(f"the task asks for a browser; backend {backend} provides none here: "
                                 + _elsewhere(catalog, backend, "supports_browser", lambda c: c.browser,
-                                             "install a plugin whose backend provides one (a computer-use domain)")))
+                                             "use a backend that can run one (bwrap or docker)")))
     findings += _policy_warnings(task, req, backend, caps, catalog)
     return findings
 

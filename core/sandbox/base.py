@@ -108,7 +108,8 @@ class BackendCapabilities(BaseModel):
 
     ``gpus``: GPUs it can pass into a sandbox here (detected, never assumed); ``gpu_types``: their
     models (empty when unknown). ``internet``: it grants the internet to a task that asks, under its
-    current policy. ``compose``: multi-service environments. ``browser``: a browser the agent drives.
+    current policy. ``compose``: multi-service environments. ``browser``: a browser the agent drives can run in its
+    sandboxes (the task's image brings the browser; the backend gives it what Chromium needs).
     ``max_memory_mb``/``max_storage_mb``: the most one sandbox gets (the policy's caps).
     """
 

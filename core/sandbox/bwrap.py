@@ -65,6 +65,7 @@ class BwrapBackend(SandboxBackend):
     name = "bwrap"
     supports_gpus = True  # NVIDIA device nodes and driver libraries bound in (gpu.py)
     supports_internet = True  # the host's network namespace, when the policy grants it
+    supports_browser = True  # a browser the image brings (Chromium) runs: writable HOME, /dev/shm, many processes
 
     def __init__(self, *, policy: SandboxPolicy | None = None, cache_dir: Path | None = None) -> None:
         super().__init__(policy=policy, cache_dir=cache_dir)

@@ -136,6 +136,7 @@ class DockerBackend(SandboxBackend):
     supports_gpus = True  # device_requests, where the engine has NVIDIA support
     supports_internet = True
     supports_compose = True
+    supports_browser = True  # a browser the image brings runs in the container
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -140,15 +140,32 @@ def test_internet_and_explicit_caps_are_warnings_not_refusals():
     assert unset.config.environment.storage_mb == 10240 and lint_findings(unset, backend="bwrap") == []
 
 
-def test_a_browser_is_refused_where_no_backend_provides_one():
-    refusal = ("the task asks for a browser; backend bwrap provides none here: install a plugin whose backend "
-               "provides one (a computer-use domain)")
-    assert lint_task(toy_task(browser=True), backend="bwrap") == [refusal]
+class NoBrowserBwrap(BwrapBackend):
+    """A backend that cannot run a browser (a registered subclass, as a third party might ship)."""
+
+    name = "bwrap-nobrowser"
+    supports_browser = False
+
+
+class _NoBrowserHost:
+    @hookimpl
+    def autoenvscaling_register_sandbox_backends(self, registrar):
+        registrar.add("bwrap-nobrowser", NoBrowserBwrap)
+
+
+def test_a_browser_is_refused_where_the_backend_cannot_run_one(aes_host, aes_register):
+    if not BwrapBackend.available()[0]:
+        pytest.skip("bubblewrap cannot run here")
+    aes_register(_NoBrowserHost(), name="nobrowser-host")
+    catalog = BackendCatalog(aes_host)
+    refusal = "the task asks for a browser; backend bwrap-nobrowser provides none here: use --backend bwrap"
+    assert lint_task(toy_task(browser=True), backend="bwrap-nobrowser", catalog=catalog) == [refusal]
+    assert lint_task(toy_task(browser=True), backend="bwrap", catalog=catalog) == []
     task = toy_task()
     by_tool = task.with_config(task.config.model_copy(update={
         "agent": task.config.agent.model_copy(update={"tools": ["bash", "browser"]})}))
     assert requirements_of(by_tool).browser and not requirements_of(task).browser
-    assert refusal in lint_task(by_tool, backend="bwrap")  # next to the unknown-tool problem, if none is registered
+    assert refusal in lint_task(by_tool, backend="bwrap-nobrowser", catalog=catalog)
 
 
 def test_gpu_detection_reads_a_dev_directory(tmp_path):

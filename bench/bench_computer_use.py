@@ -1,0 +1,203 @@
+"""Throughput, overheads and admission rate of the computer_use domain on this machine (bwrap).
+
+1. Per-attempt overhead, median of --runs fresh sandboxes of one task, next to a plain sandbox of a
+   terminal task (the baseline, side by side): sandbox start (its ENTRYPOINT starts the web app and
+   the browser service, and the start waits until both answer), the browser's first page (Chromium
+   launched by the service on first use, then the page), a warm command, and the state interface's
+   reset (as the server times it, and the round trip from a command in the sandbox).
+2. Attempts per minute: oracle attempts (a Playwright script through the UI, then the verifier) and
+   nop attempts through the trial runner, --jobs at a time.
+3. Admission: --admit tasks cycling through every family and difficulty through gates 1-8 (lint,
+   build, oracle, null, reset, flakiness, decontamination, near-duplicate) and the domain's own
+   (computer-use-lint, computer-use-state). Reports go to --log as JSON lines; a rerun with the same
+   --log skips what is there, so an interrupted run resumes.
+
+    .venv/bin/python bench/bench_computer_use.py [--runs 5] [--attempts 10] [--admit 150] [--jobs 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from admission_table import DIFFICULTIES, summarise
+from autoenvscaling_computer_use.domain import ComputerUseDomain
+from autoenvscaling_computer_use.families import CATALOG
+
+
+
+def specs(n: int, offset: int) -> list[tuple[str, int, str]]:
+    families = list(CATALOG)
+    return [(families[i % len(families)], offset + i, DIFFICULTIES[(i // len(families)) % 3]) for i in range(n)]
+
+
+def med(xs: list[float]) -> float:
+    return statistics.median(xs) if xs else float("nan")
+
+
+async def overheads(runs: int) -> dict:
+    from autoenvscaling.sandbox.select import make_backend
+    from autoenvscaling.testing import ToyDomain
+
+    task = ComputerUseDomain().generate("crm_search_edit", seed=900, difficulty="easy")
+    baseline = ToyDomain().generate("count-lines", seed=1, difficulty="easy")
+    backend = make_backend("bwrap")
+    key = task.files["tests/state.key"].text.strip()
+    rows: dict[str, list[float]] = defaultdict(list)
+    try:
+        for t in (task, baseline):  # build both images first: the figures are warm
+            await backend.prepare(t)
+        for _ in range(runs):
+            prepared = await backend.prepare(baseline)
+            t0 = time.perf_counter()
+            sb = await backend.create(baseline, prepared)
+            await sb.start()
+            rows["baseline_start"].append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            await sb.exec("true", timeout=30)
+            rows["baseline_exec"].append(time.perf_counter() - t0)
+            await sb.close()
+
+            prepared = await backend.prepare(task)
+            t0 = time.perf_counter()
+            sb = await backend.create(task, prepared)
+            await sb.start()
+            rows["app_start"].append(time.perf_counter() - t0)
+            try:
+                t0 = time.perf_counter()
+                first = await sb.exec("aes-browser goto http://127.0.0.1:8080/contacts", timeout=60)
+                rows["browser_first_page"].append(time.perf_counter() - t0)
+                assert first.exit_code == 0, first.stdout + first.stderr
+                status = json.loads((await sb.exec("aes-browser status", timeout=30)).stdout)
+                rows["chromium_launch_in_service"].append(status["launch_ms"] / 1000)
+                t0 = time.perf_counter()
+                await sb.exec("aes-browser observe", timeout=30)
+                rows["browser_warm_command"].append(time.perf_counter() - t0)
+                await sb.upload_files({"k": key.encode()}, "/tmp/bench")
+                t0 = time.perf_counter()
+                reset = await sb.exec("python3 /opt/aes/webapp.py ask reset --key-file /tmp/bench/k", timeout=30)
+                rows["reset_round_trip"].append(time.perf_counter() - t0)
+                rows["reset_in_server"].append(json.loads(reset.stdout)["reset_ms"] / 1000)
+            finally:
+                await sb.close()
+    finally:
+        await backend.aclose()
+    print(f"\nper-attempt overhead, median of {runs} fresh sandboxes (bwrap, warm image):")
+    labels = {"baseline_start": "plain sandbox start (terminal task: the baseline)",
+              "baseline_exec": "plain sandbox: one command",
+              "app_start": "computer-use sandbox start (app + browser service up)",
+              "browser_first_page": "first page (Chromium launch + page load), from a command",
+              "chromium_launch_in_service": "  of which the Chromium launch",
+              "browser_warm_command": "a browser command once warm (observe)",
+              "reset_round_trip": "state reset, round trip from a command",
+              "reset_in_server": "  of which the reset in the server"}
+    out = {}
+    for key_, label in labels.items():
+        value = med(rows[key_])
+        out[key_] = value
+        print(f"  {label:<60} {value * 1000:8.1f} ms")
+    print(f"  ratio: computer-use start / plain start = {out['app_start'] / out['baseline_start']:.1f}x")
+    return out
+
+
+async def attempts(n: int, jobs: int) -> dict:
+    from autoenvscaling.agents.builtin import NopAgent, OracleAgent
+    from autoenvscaling.plugins import create_host
+    from autoenvscaling.runtime.trial import TrialRunner
+    from autoenvscaling.sandbox.select import make_backend
+
+    domain = ComputerUseDomain()
+    tasks = [domain.generate(f, seed=700 + i, difficulty="easy") for i, (f, _, _) in enumerate(specs(n, 0))]
+    backend = make_backend("bwrap")
+    runner = TrialRunner(backend, host=create_host())
+    for t in tasks:
+        await backend.prepare(t)
+    out = {}
+    try:
+        for agent in (OracleAgent(), NopAgent()):
+            sem = asyncio.Semaphore(jobs)
+            walls: list[float] = []
+
+            async def one(t):
+                async with sem:
+                    t0 = time.perf_counter()
+                    r = await runner.run(t, agent)
+                    walls.append(time.perf_counter() - t0)
+                    return r
+
+            t0 = time.perf_counter()
+            results = await asyncio.gather(*(one(t) for t in tasks))
+            seconds = time.perf_counter() - t0
+            rewards = [r.reward for r in results]
+            per_minute = len(tasks) / seconds * 60
+            out[agent.name] = {"per_minute": per_minute, "median_s": med(walls), "rewards": rewards}
+            print(f"  {agent.name:<7} {len(tasks)} attempts with {jobs} jobs: {per_minute:5.1f} attempts/minute, "
+                  f"{med(walls):.2f} s median; rewards {Counter(rewards)}")
+    finally:
+        await backend.aclose()
+    return out
+
+
+async def admission(n: int, jobs: int, seed: int, log: Path) -> dict:
+    from autoenvscaling.executors.base import LocalExecutor
+    from autoenvscaling.gates.validate import Validator, validate_many
+    from autoenvscaling.plugins import create_host
+    from autoenvscaling.sandbox.select import make_backend
+
+    domain = ComputerUseDomain()
+    host = create_host()
+    backend = make_backend("bwrap", host)
+    validator = Validator(host=host, backend=backend)
+    done = {}
+    if log.exists():
+        for line in log.read_text().splitlines():
+            row = json.loads(line)
+            done[row["name"]] = row
+    tasks = [domain.generate(f, seed=s, difficulty=d) for f, s, d in specs(n, seed)]
+    todo = [t for t in tasks if t.name not in done]
+    print(f"\nadmission: {len(todo)} tasks to validate ({len(tasks) - len(todo)} already in {log})")
+    start = time.perf_counter()
+    with log.open("a") as fh:
+        async for report in validate_many(todo, validator=validator, executor=LocalExecutor(concurrency=jobs)):
+            task = next(t for t in todo if t.name == report.name)
+            state = next((g for g in report.gates if g.name == "computer-use-state"), None)
+            row = {"name": report.name, "family": task.provenance.family, "difficulty": task.provenance.difficulty,
+                   "status": report.status, "reason": report.reason, "seconds": round(report.seconds, 2),
+                   "state": state.reason if state else ""}
+            fh.write(json.dumps(row) + "\n")
+            fh.flush()
+            done[report.name] = row
+            print(f"  [{len(done)}/{len(tasks)}] {report.name}: {report.status} {report.seconds:.1f}s {row['state']}", flush=True)
+    seconds = time.perf_counter() - start
+    await backend.aclose()
+    rows = [done[t.name] for t in tasks]
+    return summarise(rows, validated=len(todo), seconds=seconds, jobs=jobs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5, help="fresh sandboxes for the overhead figures (0 skips)")
+    parser.add_argument("--attempts", type=int, default=12, help="oracle and nop attempts for attempts/minute (0 skips)")
+    parser.add_argument("--admit", type=int, default=150, help="tasks to validate (0 skips admission)")
+    parser.add_argument("--jobs", type=int, default=2, help="attempts or validations at once")
+    parser.add_argument("--seed", type=int, default=0, help="first seed of the admitted tasks")
+    parser.add_argument("--log", type=Path, default=Path("bench-computer-use.jsonl"), help="per-task reports (resume)")
+    args = parser.parse_args()
+    out: dict = {}
+    if args.runs:
+        out["overhead_s"] = asyncio.run(overheads(args.runs))
+    if args.attempts:
+        print("\nattempts per minute:")
+        out["attempts"] = asyncio.run(attempts(args.attempts, args.jobs))
+    if args.admit:
+        out.update(asyncio.run(admission(args.admit, args.jobs, args.seed, args.log)))
+    print(json.dumps(out, default=str))
+
+
+if __name__ == "__main__":
+    main()

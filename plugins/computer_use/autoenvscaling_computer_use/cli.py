@@ -1,0 +1,99 @@
+"""``autoenvscaling computer-use ...``: list apps and families, generate tasks."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.group("computer-use")
+def computer_use() -> None:
+    """Computer-use tasks: web apps driven in a real browser."""
+
+
+@computer_use.command("families")
+def families() -> None:
+    """List the families, their apps and skills."""
+    from .families import CATALOG
+
+    for f in CATALOG.values():
+        click.echo(f"{f.name:22} {f.app:8} {f.description}")
+
+
+@computer_use.command("apps")
+def apps() -> None:
+    """List the web apps tasks run on."""
+    from .render import app_names
+    from .apps import app_module
+
+    for name in app_names():
+        doc = (app_module(name).__doc__ or "").strip().splitlines()[0]
+        click.echo(f"{name:10} {doc}")
+
+
+def _seeds(text: str) -> list[int]:
+    if "-" in text:
+        a, b = text.split("-", 1)
+        return list(range(int(a), int(b) + 1))
+    return [int(s) for s in text.split(",") if s]
+
+
+@computer_use.command("generate")
+@click.option("--family", "family_names", multiple=True, help="family (repeatable; default: all)")
+@click.option("--difficulty", type=click.Choice(["easy", "medium", "hard"]), default="medium", show_default=True)
+@click.option("--seeds", default="0", show_default=True, help="seeds: 0-9 or 1,5,7")
+@click.option("--out", type=click.Path(file_okay=False), required=True, help="folder for the task directories")
+def generate(family_names: tuple[str, ...], difficulty: str, seeds: str, out: str) -> None:
+    """Write generated tasks as Harbor task directories."""
+    from pathlib import Path
+
+    from autoenvscaling.errors import UsageError
+    from autoenvscaling.tasks.harbor import write_task
+
+    from .domain import ComputerUseDomain
+    from .families import CATALOG
+
+    domain = ComputerUseDomain()
+    try:
+        numbers = _seeds(seeds)
+    except ValueError:
+        raise click.UsageError(f"--seeds {seeds!r} is not a range or a list (e.g. 0-9 or 1,5,7)") from None
+    names = list(family_names) or list(CATALOG)
+    for name in names:
+        for seed in numbers:
+            try:
+                task = domain.generate(name, seed=seed, difficulty=difficulty)
+            except UsageError as exc:
+                raise click.ClickException(f"{exc.message} ({exc.hint})" if exc.hint else exc.message) from None
+            path = write_task(task, Path(out) / task.name, overwrite=True)
+            click.echo(str(path))
+
+
+@computer_use.command("screenshots")
+@click.argument("task_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--out", type=click.Path(file_okay=False), required=True, help="folder for the PNG files")
+@click.option("--backend", default="bwrap", show_default=True, help="sandbox backend")
+def screenshots(task_dir: str, out: str, backend: str) -> None:
+    """Run the task's oracle in a sandbox and save its screenshots (start.png, end.png)."""
+    import asyncio
+    from pathlib import Path
+
+    from autoenvscaling.errors import AESError
+    from autoenvscaling.tasks.harbor import read_task
+
+    from .shots import oracle_screenshots
+
+    try:
+        task = read_task(task_dir)
+        saved, reward = asyncio.run(oracle_screenshots(task, Path(out), backend=backend))
+    except AESError as exc:
+        raise click.ClickException(f"{exc.message} ({exc.hint})" if exc.hint else exc.message) from None
+    for path in saved:
+        click.echo(str(path))
+    click.echo(f"oracle reward: {reward:g}")
+    if not saved:
+        raise click.ClickException("the oracle saved no screenshots (its solution calls uilib.shot(page, NAME))")
+
+
+from .external_cli import import_cmd  # noqa: E402  (click only: --help stays cheap)
+
+computer_use.add_command(import_cmd)

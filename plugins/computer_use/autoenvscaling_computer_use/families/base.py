@@ -1,0 +1,50 @@
+"""What a family's builder returns: a ``Draft`` the renderer turns into a Harbor task."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from typing import Any
+
+MIN_LEVEL, MAX_LEVEL = 0, 5
+LEVELS = {"easy": 1, "medium": 2, "hard": 3}
+
+
+def label_of(level: int) -> str:
+    return "easy" if level <= 1 else "medium" if level == 2 else "hard"
+
+
+@dataclasses.dataclass
+class Draft:
+    """One task before rendering.
+
+    ``app``: the web app (image/apps/<app>.py); ``rows``: its seed data ({table: [row dicts]});
+    ``instruction``: what a person would ask, naming every verified value; ``expect``: the hidden
+    requirements (verifier/verify.py documents the kinds); ``free_tables``: tables that change as a
+    side effect; ``params``: what solution/solve.py needs (only what the instruction states, plus
+    where to click); ``kind``/``tags``/``parameters``: provenance."""
+
+    app: str
+    rows: dict[str, list[dict]]
+    instruction: str
+    expect: list[dict]
+    params: dict[str, Any]
+    kind: str
+    free_tables: list[str] = dataclasses.field(default_factory=list)
+    tags: list[str] = dataclasses.field(default_factory=list)
+    parameters: dict[str, Any] = dataclasses.field(default_factory=dict)
+    agent_timeout_sec: float = 900.0
+
+
+@dataclasses.dataclass(frozen=True)
+class FamilyInfo:
+    name: str
+    app: str
+    description: str
+    skills: tuple[str, ...]
+    neighbour: str
+    module: str
+
+
+def pick(rng: random.Random, items: list, k: int) -> list:
+    return rng.sample(items, k)

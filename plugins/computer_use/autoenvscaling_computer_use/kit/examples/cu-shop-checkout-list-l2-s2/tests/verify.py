@@ -1,0 +1,210 @@
+"""Computer-use verifier: reads the web app's state through its state interface and scores it
+against the hidden spec (tests/spec.json). Standard library only; runs inside the task's image.
+
+Every expectation in ``spec["expect"]`` is one requirement; the reward is the fraction met. It is
+0 outright when the state cannot be read (the app is gone or does not answer with the task's key) or
+when a row changed that no expectation covers (collateral damage: the agent edited, added or
+deleted something nobody asked for). Expectation kinds:
+
+- ``{"table", "key": {"id": 3}, "values": {...}, "also": [...]}``: that row exists and holds these
+  values (only the listed columns, and those in ``also``, such as a moved card's position, may
+  differ from the seed);
+- ``{"table", "insert": {...}, "count": n}``: exactly n new rows hold these values;
+- ``{"table", "deleted": {"id": 3}}``: that row is gone;
+- ``{"query": SQL, "rows": [[...]]}``: SQL over the current data returns these rows;
+- ``{"journal": {"method", "path"}, "before": {"method", "path"}}``: the UI served that request
+  (status below 400), before the first request matching ``before`` when given.
+
+An expectation marked ``"required": true`` is a step the instruction insists on ("place the order
+from the review page, not through the API"): when it is unmet the reward is 0, whatever else is
+right, so skipping the step by calling the app's endpoints directly earns nothing.
+
+Tables in ``spec["free_tables"]`` change as side effects (a cart emptied at checkout) and are not
+checked for collateral. Values compare case- and whitespace-insensitively, numbers within 0.005.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import sqlite3
+import sys
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+SOCKET = "/run/aes-app/state.sock"
+LOGS = "/logs/verifier"
+
+
+def ask(key: str, op: str, path: str = SOCKET) -> dict:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(30)
+        sock.connect(path)
+        sock.sendall(json.dumps({"key": key, "op": op}).encode() + b"\n")
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = sock.recv(1 << 20)
+            if not chunk:
+                break
+            data += chunk
+    return json.loads(data)
+
+
+def norm(value: object) -> object:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (int, float)):
+        return round(float(value), 2)
+    text = re.sub(r"\s+", " ", str(value if value is not None else "")).strip().casefold()
+    try:
+        return round(float(text.replace(",", "")), 2) if re.fullmatch(r"-?[\d,]*\.?\d+", text) else text
+    except ValueError:
+        return text
+
+
+def same(a: object, b: object) -> bool:
+    x, y = norm(a), norm(b)
+    if isinstance(x, float) and isinstance(y, float):
+        return abs(x - y) <= 0.005
+    return x == y
+
+
+def matches(row: dict, values: dict) -> bool:
+    return all(k in row and same(row[k], v) for k, v in values.items())
+
+
+def database(seed_sql: str, tables: dict[str, list[dict]]) -> sqlite3.Connection:
+    """The seed's schema holding the current rows, for ``query`` expectations."""
+    db = sqlite3.connect(":memory:")
+    db.executescript(seed_sql)
+    db.execute("PRAGMA foreign_keys = OFF")
+    for name, rows in tables.items():
+        db.execute(f'DELETE FROM "{name}"')
+        for row in rows:
+            cols = ", ".join(f'"{c}"' for c in row)
+            db.execute(f'INSERT INTO "{name}" ({cols}) VALUES ({", ".join("?" * len(row))})', list(row.values()))
+    return db
+
+
+def seed_tables(seed_sql: str) -> dict[str, list[dict]]:
+    db = sqlite3.connect(":memory:")
+    db.executescript(seed_sql)
+    out = {}
+    for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"):
+        cur = db.execute(f'SELECT * FROM "{name}" ORDER BY rowid')
+        cols = [c[0] for c in cur.description]
+        out[name] = [dict(zip(cols, r)) for r in cur.fetchall()]
+    return out
+
+
+def journal_index(journal: list[dict], pattern: dict) -> int:
+    for i, entry in enumerate(journal):
+        if entry.get("status", 500) < 400 and entry.get("method") == pattern.get("method", entry.get("method")) \
+                and re.fullmatch(pattern["path"], entry.get("path", "")):
+            return i
+    return -1
+
+
+def score(spec: dict, seed_sql: str, state: dict) -> tuple[float, list[dict], str]:
+    """(reward, per-requirement results, fatal reason or "")."""
+    before, after = seed_tables(seed_sql), state["tables"]
+    if set(before) != set(after):
+        return 0.0, [], f"the app's tables changed: {sorted(set(before) ^ set(after))}"
+    free = set(spec.get("free_tables", []))
+    results, covered_rows, covered_cols = [], set(), {}
+    for exp in spec["expect"]:
+        table = exp.get("table")
+        ok, detail = False, ""
+        if "key" in exp:
+            rows = [r for r in after[table] if matches(r, exp["key"])]
+            ok = len(rows) == 1 and matches(rows[0], exp["values"])
+            detail = json.dumps({k: rows[0].get(k) for k in exp["values"]}) if rows else "row not found"
+            key = (table, json.dumps(exp["key"], sort_keys=True))
+            covered_cols.setdefault(key, set()).update(exp["values"], exp.get("also", []))
+        elif "insert" in exp:
+            old = {r["id"] for r in before[table]}
+            new = [r for r in after[table] if r["id"] not in old and matches(r, exp["insert"])]
+            ok = len(new) == exp.get("count", 1)
+            covered_rows.update((table, r["id"]) for r in new)
+            detail = f"{len(new)} matching new row(s)"
+        elif "deleted" in exp:
+            ok = not any(matches(r, exp["deleted"]) for r in after[table])
+            gone = [r for r in before[table] if matches(r, exp["deleted"])]
+            covered_rows.update((table, r["id"]) for r in gone)
+            detail = "deleted" if ok else "still there"
+        elif "query" in exp:
+            got = [list(r) for r in database(seed_sql, after).execute(exp["query"]).fetchall()]
+            ok = len(got) == len(exp["rows"]) and all(len(g) == len(w) and all(same(a, b) for a, b in zip(g, w))
+                                                      for g, w in zip(got, exp["rows"]))
+            detail = json.dumps(got, default=str)[:300]
+        elif "journal" in exp:
+            at = journal_index(state.get("journal", []), exp["journal"])
+            ok = at >= 0
+            if ok and "before" in exp:
+                later = journal_index(state.get("journal", []), exp["before"])
+                ok = later < 0 or at < later
+            detail = f"request #{at}" if at >= 0 else "never requested"
+        results.append({"what": exp.get("what", ""), "ok": bool(ok), "detail": detail, "required": bool(exp.get("required"))})
+
+    # collateral: every difference from the seed must be one an expectation covers
+    for table in sorted(after):
+        if table in free:
+            continue
+        old = {r["id"]: r for r in before[table]}
+        new = {r["id"]: r for r in after[table]}
+        for rid in sorted(set(old) | set(new)):
+            if (table, rid) in covered_rows:
+                continue
+            if rid not in new:
+                return 0.0, results, f"{table} row {rid} was deleted, which the task did not ask for"
+            if rid not in old:
+                return 0.0, results, f"{table} row {rid} was added, which the task did not ask for"
+            changed = {c for c in new[rid] if new[rid][c] != old[rid].get(c)}
+            if not changed:
+                continue
+            allowed = set()
+            for (t, key), cols in covered_cols.items():
+                if t == table and matches(old[rid], json.loads(key)):
+                    allowed |= cols
+            extra = sorted(changed - allowed)
+            if extra:
+                return 0.0, results, f"{table} row {rid} changed in {', '.join(extra)}, which the task did not ask for"
+    skipped = [r["what"] for r in results if r["required"] and not r["ok"]]
+    if skipped:
+        return 0.0, results, f"a step the task requires was not taken: {skipped[0]}"
+    met = sum(r["ok"] for r in results)
+    return (met / len(results) if results else 0.0), results, ""
+
+
+def main() -> int:
+    os.makedirs(LOGS, exist_ok=True)
+    with open(os.path.join(TESTS, "spec.json")) as fh:
+        spec = json.load(fh)
+    with open(os.path.join(TESTS, "seed.sql")) as fh:
+        seed_sql = fh.read()
+    with open(os.path.join(TESTS, "state.key")) as fh:
+        key = fh.read().strip()
+    try:
+        state = ask(key, "state")
+    except (OSError, ValueError) as exc:
+        state = {"error": f"the app's state interface did not answer ({type(exc).__name__}: {exc})"}
+    if "error" in state:
+        reward, results, fatal = 0.0, [], str(state["error"])
+    else:
+        reward, results, fatal = score(spec, seed_sql, state)
+    details = {"reward": reward, "fatal": fatal, "requirements": results}
+    with open(os.path.join(LOGS, "details.json"), "w") as fh:
+        json.dump(details, fh, indent=1)
+    with open(os.path.join(LOGS, "reward.txt"), "w") as fh:
+        fh.write(f"{reward:.4f}\n")
+    for r in results:
+        print(("PASS " if r["ok"] else "FAIL ") + r["what"] + (f" ({r['detail']})" if not r["ok"] else ""))
+    if fatal:
+        print("FATAL " + fatal)
+    print(f"reward {reward:.4f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,60 @@
+"""The proposer kit of the computer_use domain: what an LLM proposer reads before writing a task.
+
+``kit/guide.md`` explains what makes a good browser task and how ours are built; ``kit/contract.md``
+is what a proposed task must satisfy to pass admission (the core gates plus computer-use-lint and
+computer-use-state); the worked examples are complete task directories from two of our generators
+(``EXAMPLES``), stored as package data. Their state keys derive from a published secret
+(``render.EXAMPLE_SECRET``), so they are the same on every machine (and must never be trained on).
+``python -m autoenvscaling_computer_use.proposer_kit`` rewrites them after a generator changes (a
+test checks they are current).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from importlib import resources
+from pathlib import Path
+
+from autoenvscaling.domains.base import ProposerKit
+from autoenvscaling.tasks import write_task
+
+#: (family, seed, difficulty) of each worked example
+EXAMPLES = [("crm_search_edit", 3, "easy"), ("shop_checkout", 2, "medium")]
+
+
+def kit_dir() -> Path:
+    return Path(str(resources.files(__package__).joinpath("kit")))
+
+
+def example_tasks() -> list:
+    from . import render
+    from .domain import ComputerUseDomain
+
+    token = render._SECRET_OVERRIDE.set(render.EXAMPLE_SECRET)
+    try:
+        domain = ComputerUseDomain()
+        return [domain.generate(f, seed=s, difficulty=d) for f, s, d in EXAMPLES]
+    finally:
+        render._SECRET_OVERRIDE.reset(token)
+
+
+def proposer_kit() -> ProposerKit:
+    root = kit_dir()
+    examples = sorted(p for p in (root / "examples").iterdir() if p.is_dir())
+    return ProposerKit(guide=(root / "guide.md").read_text(encoding="utf-8"),
+                       contract=(root / "contract.md").read_text(encoding="utf-8"), examples=examples)
+
+
+def refresh_examples(dest: Path | None = None) -> list[Path]:
+    """Write the worked examples (as generated now) under ``dest`` (default: the package's kit)."""
+    dest = Path(dest) if dest else kit_dir() / "examples"
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    return [write_task(task, dest / task.name) for task in example_tasks()]
+
+
+if __name__ == "__main__":
+    for path in refresh_examples(Path(sys.argv[1]) if len(sys.argv) > 1 else None):
+        print(path)

@@ -1,0 +1,157 @@
+"""Turn a family's ``Draft`` into a Harbor task (a core ``Task``).
+
+    task.toml                  [environment] browser = true, [agent] tools = ["browser"]
+    instruction.md             what a person would ask
+    environment/Dockerfile     the domain-wide preamble (Debian's Chromium, Python, Playwright; identical
+                               in every task, so it is built once) + the apps + this task's seed data
+    environment/aes/...        the web-app framework, every app, the browser service and its client
+    environment/seed.sql       the app's data for this task (schema and rows)
+    environment/state.key      the state interface's key: read and deleted by the app at start
+    tests/test.sh              runs tests/verify.py
+    tests/verify.py            reads the app's state through the state interface and scores it
+    tests/spec.json            hidden: the requirements, the seed's digest
+    tests/seed.sql, state.key  the baseline the verifier diffs against, and the key it asks with
+    solution/solve.sh          runs solution/solve.py, a Playwright script through the UI
+"""
+
+from __future__ import annotations
+
+import contextvars
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+from autoenvscaling.tasks import Task, TaskFile
+
+from .families.base import Draft, label_of
+
+DOMAIN = "computer_use"
+PORT = 8080
+PLAYWRIGHT_VERSION = "1.65.2"
+PREAMBLE = (
+    "FROM debian:bookworm\n"
+    "ENV LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1\n"
+    "# Debian's Chromium (never a downloaded browser); libatomic1 for Playwright's driver\n"
+    "RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \\\n"
+    "    python3 python3-pip chromium libatomic1 fonts-dejavu-core ca-certificates curl \\\n"
+    "    && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb\n"
+    f"RUN python3 -m pip install --break-system-packages playwright=={PLAYWRIGHT_VERSION}\n"
+    "COPY aes/ /opt/aes/\n"
+    "RUN install -m 0755 /opt/aes/aes-browser /usr/local/bin/aes-browser && chmod 0755 /opt/aes/entrypoint.sh\n"
+)
+IMAGE_FILES = ("webapp.py", "browser.py", "entrypoint.sh", "aes-browser", "aes_apps/__init__.py")
+
+
+@lru_cache(maxsize=None)
+def package_text(*parts: str) -> str:
+    return resources.files(__package__).joinpath(*parts).read_text(encoding="utf-8")
+
+
+def app_names() -> list[str]:
+    folder = resources.files(__package__).joinpath("image", "aes_apps")
+    return sorted(p.name[:-3] for p in folder.iterdir() if p.name.endswith(".py") and not p.name.startswith("_"))
+
+
+def image_files() -> dict[str, str]:
+    """environment/aes/: the framework, the browser service and every app (one cached layer for all)."""
+    files = {f"environment/aes/{rel}": package_text("image", *rel.split("/")) for rel in IMAGE_FILES}
+    for app in app_names():
+        files[f"environment/aes/aes_apps/{app}.py"] = package_text("image", "aes_apps", f"{app}.py")
+    return files
+
+
+def dockerfile(app: str) -> str:
+    return (PREAMBLE + f"ENV AES_APP={app} AES_PORT={PORT}\n"
+            "COPY seed.sql /opt/aes/seed.sql\n"
+            "COPY state.key /etc/aes-app/state.key\n"
+            "WORKDIR /root\n"
+            'ENTRYPOINT ["/opt/aes/entrypoint.sh"]\n')
+
+
+#: set (by the proposer kit) to derive keys from a published secret instead of this machine's
+_SECRET_OVERRIDE: contextvars.ContextVar[bytes | None] = contextvars.ContextVar("aes_cu_secret", default=None)
+EXAMPLE_SECRET = b"published example secret: never use it for tasks you train on"
+
+
+def installation_secret() -> bytes:
+    """A random secret kept in the cache directory: the state keys derive from it, so the same seed
+    gives the same task on this machine while nobody can recompute a key from the generator's code."""
+    from autoenvscaling.config import cache_dir
+
+    if _SECRET_OVERRIDE.get() is not None:
+        return _SECRET_OVERRIDE.get()
+
+    path = Path(os.environ.get("AES_CU_SECRET_FILE") or cache_dir() / "computer_use" / "state-key-secret")
+    try:
+        return bytes.fromhex(path.read_text().strip())
+    except (OSError, ValueError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(secrets.token_hex(32))
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+        return bytes.fromhex(path.read_text().strip())
+
+
+def state_key(name: str) -> str:
+    return hmac.new(installation_secret(), name.encode(), hashlib.sha256).hexdigest()
+
+
+def task_name(family: str, draft: Draft, *, seed: int, level: int) -> str:
+    return f"cu-{family}-{draft.kind}-l{level}-s{seed}".replace("_", "-")
+
+
+def webapp_module():  # noqa: ANN201 - the image's webapp module, imported on the host
+    from .apps import webapp
+
+    return webapp
+
+
+def render(family: str, draft: Draft, *, seed: int, level: int) -> Task:
+    from .apps import app_module
+
+    webapp = webapp_module()
+    label = label_of(level)
+    name = task_name(family, draft, seed=seed, level=level)
+    seed_sql = webapp.seed_sql(app_module(draft.app).SCHEMA, draft.rows)
+    key = state_key(name)
+    spec = {"family": family, "app": draft.app, "expect": draft.expect, "free_tables": draft.free_tables,
+            "seed_digest": webapp.seed_digest(seed_sql)}
+    files: dict[str, bytes | str | TaskFile] = {
+        "environment/Dockerfile": dockerfile(draft.app),
+        **image_files(),
+        "environment/seed.sql": seed_sql,
+        "environment/state.key": key + "\n",
+        "tests/test.sh": package_text("verifier", "test.sh"),
+        "tests/verify.py": package_text("verifier", "verify.py"),
+        "tests/spec.json": json.dumps(spec, indent=1, sort_keys=True) + "\n",
+        "tests/seed.sql": seed_sql,
+        "tests/state.key": key + "\n",
+        "solution/solve.sh": "#!/bin/bash\n# Reference solution: a Playwright script through the app's UI.\n"
+                             "set -eu\ncd /solution\nHOME=/tmp python3 /solution/solve.py\n",
+        "solution/solve.py": package_text("solutions", f"{family}.py"),
+        "solution/uilib.py": package_text("solutions", "uilib.py"),
+        "solution/params.json": json.dumps(draft.params, indent=1, sort_keys=True) + "\n",
+    }
+    app_lib = resources.files(__package__).joinpath("solutions", f"lib_{draft.app}.py")
+    if app_lib.is_file():  # what the app's solutions share (solutions/lib_<app>.py)
+        files[f"solution/lib_{draft.app}.py"] = app_lib.read_text(encoding="utf-8")
+    tags = sorted({family.replace("_", "-"), draft.app, draft.kind.replace("_", "-"), *draft.tags})
+    config = {
+        "schema_version": "1.1",
+        "task": {"name": name, "description": f"{family.replace('_', ' ')} in the {draft.app} app ({label})",
+                 "keywords": tags, "authors": [{"name": "autoenvscaling-computer-use"}]},
+        "metadata": {"difficulty": label, "category": "computer-use", "tags": tags},
+        "verifier": {"timeout_sec": 120.0},
+        "agent": {"timeout_sec": draft.agent_timeout_sec, "tools": ["browser"]},
+        "environment": {"build_timeout_sec": 1800.0, "cpus": 1, "memory_mb": 2048, "storage_mb": 2048,
+                        "browser": True},
+    }
+    task = Task.create(name, config, draft.instruction, files)
+    parameters = {"kind": draft.kind, "level": level, "app": draft.app, **draft.parameters}
+    return task.with_provenance(domain=DOMAIN, family=family, parameters=parameters, seed=seed, difficulty=label)

@@ -1,0 +1,49 @@
+"""Reference solution for kanban_bulk: for every card a rule matches, open its board, find the card
+with the board's search filter, open it and make the change through the card page's forms."""
+
+from uilib import BASE, browser, expect_ok, follow, params, shot, submit
+
+
+def open_card(page, board: str, title: str) -> None:  # noqa: ANN001 - a playwright Page
+    page.goto(BASE + "/boards")
+    follow(page, board)
+    page.get_by_label("Search cards").fill(title)
+    submit(page, "Filter")
+    with page.expect_navigation():
+        page.get_by_role("link", name=title, exact=True).first.click()
+
+
+def change(page, action: str, value: str) -> None:  # noqa: ANN001
+    if action == "archive":
+        submit(page, "Archive card")
+    elif action == "add_label":
+        page.get_by_label("Add a label").select_option(label=value)
+        submit(page, "Add label")
+    elif action == "remove_label":
+        submit(page, f"Remove label {value}")
+    else:
+        name = {"move": "Move to", "assign": "Assignee", "priority": "Priority"}[action]
+        control = page.get_by_label(name, exact=True)
+        if action == "priority":
+            control.select_option(value=value)
+        else:
+            control.select_option(label=value)
+        submit(page, "Save card")
+    expect_ok(page)
+
+
+def main() -> None:
+    p = params()
+    with browser() as page:
+        page.goto(BASE + "/boards")
+        shot(page, "start")
+        for rule in p["rules"]:
+            for title in rule["cards"]:
+                open_card(page, rule["board"], title)
+                change(page, rule["action"], rule["value"])
+        page.goto(BASE + "/boards")
+        shot(page, "end")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""The computer-use gates: lint finds each defect; the state gate proves attempts start from the
+seeded state and reset restores it, and rejects a task whose verifier does not read the live state."""
+
+from __future__ import annotations
+
+import json
+
+from cu_helpers import bwrap, spec_of, task_of, validate
+
+
+def _with(task, **files):
+    """``task`` with files replaced (None: removed); keyword names spell paths with __ for / and _DOT_ for ."""
+    return task.with_files({k.replace("__", "/").replace("_DOT_", "."): v for k, v in files.items()})
+
+
+def _lint(task) -> str:
+    from autoenvscaling_computer_use.gate import lint_problem
+
+    return lint_problem(task)
+
+
+def test_lint_passes_a_generated_task_and_finds_each_defect():
+    task = task_of("crm_search_edit", seed=2)
+    spec = spec_of(task)
+    assert _lint(task) == ""
+    assert _lint(_with(task, tests__state_DOT_key=None)) == "tests/state.key is missing"
+    assert _lint(_with(task, tests__seed_DOT_sql=task.files["tests/seed.sql"].text + "DELETE FROM contacts;\n")) \
+        .startswith("tests/seed.sql is not the image's environment/seed.sql")
+    assert _lint(_with(task, tests__state_DOT_key="0" * 64)).startswith("tests/state.key is not the key the image's app reads")
+    broken = task.files["environment/seed.sql"].text.replace("INSERT INTO contacts", "INSERT INTO contactz", 1)
+    assert _lint(_with(task, environment__seed_DOT_sql=broken, tests__seed_DOT_sql=broken)).startswith(
+        "environment/seed.sql does not load: no such table: contactz")
+    extra = task.files["environment/seed.sql"].text + "UPDATE contacts SET city = 'Nowhere' WHERE id = 1;\n"
+    assert _lint(_with(task, environment__seed_DOT_sql=extra, tests__seed_DOT_sql=extra)) == \
+        "the spec's seed_digest is not the digest of seed.sql"
+    assert _lint(_with(task, tests__spec_DOT_json=json.dumps({**spec, "expect": []}))) == \
+        "the spec has no expectations: the verifier would have nothing to score"
+    wrong_table = {**spec, "expect": [{**spec["expect"][0], "table": "people"}]}
+    assert _lint(_with(task, tests__spec_DOT_json=json.dumps(wrong_table))) == \
+        "expectation 1 names table 'people', which the seed lacks"
+    two_kinds = {**spec, "expect": [{**spec["expect"][0], "deleted": {"id": 1}}]}
+    assert _lint(_with(task, tests__spec_DOT_json=json.dumps(two_kinds))).startswith("expectation 1 must have exactly one of")
+    assert _lint(_with(task, tests__spec_DOT_json=json.dumps({**spec, "app": "mail"}))) == \
+        "the spec's app 'mail' is not in the image (environment/aes/aes_apps/mail.py)"
+    leaked = _with(task, environment__spec_DOT_json=task.files["tests/spec.json"].data)
+    assert _lint(leaked) == "environment/spec.json is a copy of a hidden verifier file"
+
+
+@bwrap
+def test_the_state_gate_passes_a_generated_task_with_its_reset_time():
+    report = validate(task_of("crm_search_edit", seed=2), skip=("reset", "flaky"))
+    gates = {g.name: g for g in report.gates}
+    assert report.valid, report.reason
+    state = gates["computer-use-state"]
+    assert state.status == "pass" and state.reason.startswith("starts seeded; reset restores it in")
+    digests = state.evidence[-1].values
+    assert digests["start"] == digests["after_reset"] == spec_of(task_of("crm_search_edit", seed=2))["seed_digest"]
+    assert digests["after_oracle"] != digests["start"] and 0 < digests["reset_ms"] < 1000
+
+
+@bwrap
+def test_the_state_gate_rejects_a_verifier_that_does_not_read_the_live_state():
+    """The oracle also leaves a marker file and the verifier rewards the marker: oracle 1, nop 0 (the
+    core gates pass), but after the app's reset the verifier still pays, so the gate rejects it."""
+    task = task_of("crm_search_edit", seed=2)
+    marker = _with(task,
+                   solution__solve_DOT_sh=task.files["solution/solve.sh"].text + "touch /root/.done\n",
+                   tests__test_DOT_sh="#!/bin/sh\nmkdir -p /logs/verifier\n"
+                                      "if [ -e /root/.done ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n")
+    report = validate(marker, skip=("reset", "flaky"))
+    gates = {g.name: g for g in report.gates}
+    assert gates["oracle"].status == "pass" and gates["null"].status == "pass"
+    assert not report.valid and report.reason.startswith("computer-use-state: after reset the verifier scored 1")
+
+
+@bwrap
+def test_the_state_gate_rejects_an_image_whose_app_does_not_start_from_the_seed():
+    task = task_of("crm_search_edit", seed=2)
+    dockerfile = task.files["environment/Dockerfile"].text.replace(
+        "COPY seed.sql /opt/aes/seed.sql\n",
+        "COPY seed.sql /opt/aes/seed.sql\nRUN echo \"UPDATE contacts SET notes = 'x' WHERE id = 1;\" >> /opt/aes/seed.sql\n")
+    # the oracle gate rejects it too (the verifier sees the changed note as collateral); skipped here
+    # so the state gate's own check is what decides
+    report = validate(_with(task, environment__Dockerfile=dockerfile), skip=("oracle", "null", "reset", "flaky"))
+    assert not report.valid
+    assert report.reason == "computer-use-state: the app did not start from the seeded state (its digest differs from seed.sql's)"
