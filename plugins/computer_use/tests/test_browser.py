@@ -9,7 +9,7 @@ import json
 import re
 
 from autoenvscaling.agents.base import AgentLimits
-from autoenvscaling.agents.tools import ToolContext, Toolbox
+from autoenvscaling.agents.tools import ToolContext
 
 from cu_helpers import bwrap, live_sandbox, params_of, task_of, trial, verifier_output
 
@@ -89,10 +89,10 @@ def _ids(text: str) -> dict[str, str]:
 
 
 def test_the_solver_with_the_browser_tool_completes_a_task_through_real_chromium():
-    """The scripted model reads each observation (the tool message) to find the element numbers, as a
-    real model would; the edit is done through the CRM's pages only, and the verifier scores 1."""
-    from autoenvscaling.agents.solver import SolverAgent
-    from autoenvscaling.llm.openai_backend import OpenAIBackend
+    """The solver is built as the flywheel's workers build it (``SolverSpec.build``: every registered
+    tool); the scripted model reads each observation (the tool message) to find the element numbers,
+    as a real model would; the edit is done through the CRM's pages only, and the verifier scores 1."""
+    from autoenvscaling.executors.jobs import LLMSpec, SolverSpec
     from autoenvscaling.llm.scripted_server import ScriptedOpenAIServer, ToolCallsReply
     from autoenvscaling.plugins import create_host
 
@@ -123,9 +123,10 @@ def test_the_solver_with_the_browser_tool_completes_a_task_through_real_chromium
         return ToolCallsReply([("browser", {"action": action, "target": target, "text": text})])
 
     with ScriptedOpenAIServer(reply) as srv:
-        llm = OpenAIBackend(srv.base_url, None, "solver-model", max_retries=0, timeout=30)
-        solver = SolverAgent(llm, tools=Toolbox.from_host(create_host()), limits=AgentLimits(timeout_sec=300))
-        result = trial(task, solver)
+        spec = SolverSpec(llm=LLMSpec(model="solver-model", base_url=srv.base_url, backend="openai"),
+                          limits=AgentLimits(timeout_sec=300))
+        host = create_host()
+        result = trial(task, spec.build(host), host=host)
         bodies = srv.chat_bodies
     assert result.status == "ok", result.error
     assert result.reward == 1.0, verifier_output(result)
