@@ -41,7 +41,8 @@ def main() -> None:
             for title in rule["cards"]:
                 open_card(page, rule["board"], title)
                 change(page, rule["action"], rule["value"])
-        page.goto(BASE + "/boards")
+        page.goto(BASE + "/boards")  # end on the board the last rule changed, to show the result
+        follow(page, p["rules"][-1]["board"])
         shot(page, "end")
 
 
