@@ -13,6 +13,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..errors import UsageError
 from ..tasks import Task
 
 DIFFICULTIES = ("easy", "medium", "hard")
@@ -88,3 +89,50 @@ class Domain(abc.ABC):
     def kit(self) -> ProposerKit | None:
         """The proposer kit for LLM proposers, or None when the domain has none."""
         return None
+
+
+class LevelledDomain(Domain):
+    """A domain whose families are built at a numeric level (easy 1, medium 2, hard 3; variations may
+    step out to ``min_level``..``max_level``) and name a neighbouring family each. Subclasses give
+    ``generate_level`` and ``neighbour``; ``generate`` maps a difficulty to its level, and ``vary``
+    steps one level or moves to the neighbour at the same level, recording the parent."""
+
+    levels: ClassVar[dict[str, int]] = {"easy": 1, "medium": 2, "hard": 3}
+    min_level: ClassVar[int] = 1
+    max_level: ClassVar[int] = 3
+
+    @abc.abstractmethod
+    def generate_level(self, family: str, *, seed: int, level: int) -> Task:
+        """A task of ``family`` at ``level``, deterministic given ``seed``."""
+
+    @abc.abstractmethod
+    def neighbour(self, family: str) -> str:
+        """The family a "different" variation of a ``family`` task comes from."""
+
+    def generate(self, family: str, *, seed: int, difficulty: str = "medium") -> Task:
+        """A task of ``family``; the same (family, seed, difficulty) always gives the same task."""
+        if difficulty not in self.levels:
+            raise UsageError(f"unknown difficulty {difficulty!r}", hint=f"use one of {', '.join(self.levels)}")
+        return self.generate_level(family, seed=seed, level=self.levels[difficulty])
+
+    def check_level(self, level: int) -> None:
+        if not self.min_level <= level <= self.max_level:
+            raise UsageError(f"level {level} is out of range", hint=f"use {self.min_level}..{self.max_level}")
+
+    def vary(self, parent: Task, *, direction: str, seed: int) -> Task:
+        if direction not in DIRECTIONS:
+            raise UsageError(f"unknown direction {direction!r}", hint=f"use one of {', '.join(DIRECTIONS)}")
+        prov = parent.provenance
+        if (prov.domain != self.name or prov.family not in {f.name for f in self.families()}
+                or "level" not in prov.parameters):
+            return super().vary(parent, direction=direction, seed=seed)
+        level, family = int(prov.parameters["level"]), prov.family
+        if direction == "different":
+            family = self.neighbour(family)
+        else:
+            level += 1 if direction == "harder" else -1
+            if not self.min_level <= level <= self.max_level:
+                raise UsageError(f"{parent.name} is already the {'hardest' if direction == 'harder' else 'simplest'} variant",
+                                 hint="vary it with direction='different'")
+        child = self.generate_level(family, seed=seed, level=level)
+        return child.with_provenance(parent=parent.name, direction=direction)

@@ -57,16 +57,24 @@ def _gpu_findings(req: TaskRequirements, backend: str, caps: BackendCapabilities
         has = "none" if not caps.gpus else f"only {caps.gpus}"
         where = _elsewhere(catalog, backend, "supports_gpus", honours, "no registered backend passes GPUs through",
                            elsewhere="run on a machine with an NVIDIA GPU")
-        return [Finding(f"needs {wanted}; backend {backend} on this machine has {has}: {where}")]
+        return [_gpu_shortfall(req, f"{wanted}; backend {backend} on this machine has {has}", where)]
     match = _type_ok(req, caps)
     if match is False:
         where = _elsewhere(catalog, backend, "supports_gpus", honours, "no registered backend passes GPUs through",
                            elsewhere=f"run on a machine with {' or '.join(req.gpu_types)} GPUs")
-        return [Finding(f"needs {wanted}; this machine has {', '.join(caps.gpu_types)}: {where}")]
+        return [_gpu_shortfall(req, f"{wanted}; this machine has {', '.join(caps.gpu_types)}", where)]
     if match is None:
         return [Finding(f"needs {wanted}; the GPU models here are unknown (no nvidia-smi), so the type is not "
                         "checked", "warning")]
     return []
+
+
+def _gpu_shortfall(req: TaskRequirements, what: str, where: str) -> Finding:
+    """A refusal, or for a ``gpu_optional`` task a warning: it runs in its reduced mode instead."""
+    if req.gpu_optional:
+        return Finding(f"asks for {what}: it runs without them (gpu_optional), in the reduced mode its verifier "
+                       f"reports; for the full check {where}", "warning")
+    return Finding(f"needs {what}: {where}")
 
 
 def _type_ok(req: TaskRequirements, caps: BackendCapabilities) -> bool | None:

@@ -10,6 +10,7 @@ of it is part of a layer's cache key (a rotated CA does not rebuild every image)
 
 from __future__ import annotations
 
+import configparser
 import hashlib
 import os
 import shutil
@@ -19,6 +20,7 @@ from pathlib import Path
 
 BUILD_DIR = "/dev/.autoenvscaling-build"
 CA_TARGET = f"{BUILD_DIR}/ca-certificates.crt"
+FIND_LINKS_TARGET = f"{BUILD_DIR}/find-links"  # the host's local wheel directories, /0, /1, ...
 APT_TARGET = f"{BUILD_DIR}/apt.conf"
 APT_PROXY_KEYS = ("Acquire::http::Proxy", "Acquire::https::Proxy")
 # Where tools look for a CA bundle when told by the environment.
@@ -72,6 +74,34 @@ def host_apt_proxies() -> dict[str, str]:
     return found
 
 
+def host_find_links(environ: dict[str, str] | None = None) -> list[str]:
+    """The local wheel directories the host's pip searches (``find-links``: PIP_FIND_LINKS, then the
+    pip configuration files that ``environ`` locates), in order. A host that keeps some wheels on disk
+    (a CPU build of torch, where the index only has the CUDA one) builds images with the same ones."""
+    environ = dict(os.environ if environ is None else environ)
+    entries = environ.get("PIP_FIND_LINKS", "").split()
+    home = environ.get("HOME")
+    files = [environ.get("PIP_CONFIG_FILE", "")]
+    files += [f"{d}/pip/pip.conf" for d in environ.get("XDG_CONFIG_DIRS", "/etc/xdg").split(":") if d]
+    files.append("/etc/pip.conf")
+    if home:
+        files += [f"{environ.get('XDG_CONFIG_HOME') or home + '/.config'}/pip/pip.conf", f"{home}/.pip/pip.conf"]
+    for name in files:
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read(name, encoding="utf-8")
+        except (OSError, configparser.Error):
+            continue
+        for section in ("global", "install"):
+            entries += parser.get(section, "find-links", fallback="").split()
+    found: list[str] = []
+    for entry in entries:
+        path = entry.removeprefix("file://")
+        if path.startswith("/") and Path(path).is_dir() and path not in found:
+            found.append(path)
+    return found
+
+
 def _published(data: bytes, suffix: str, where: Path) -> str:
     """``data`` as a read-only file named by its hash under ``where``. bwrap binds it by path as the
     sandbox uid, so it must live where that uid can reach it (not under root's home)."""
@@ -97,6 +127,8 @@ def host_build_network(environ: dict[str, str] | None = None, *, where: Path | N
                        publish: bool = True) -> BuildNetwork:
     """The host's CA bundle, proxies and index settings, as a build step should see them.
     Index URLs that name host files (file://) are left out: those paths do not exist in a sandbox.
+    The host's local ``find-links`` directories are bound read-only (bwrap only) and named in
+    PIP_FIND_LINKS.
 
     ``publish`` (bwrap): the bundle and an apt configuration are published where the sandbox uid can
     bind them (under the run directory, root only). Without it (a container engine, which gets the
@@ -128,4 +160,9 @@ def host_build_network(environ: dict[str, str] | None = None, *, where: Path | N
         kept = " ".join(part for part in value.split() if not part.startswith("file:"))
         if kept:
             env[name] = kept
+    if where is not None:  # bwrap binds the host's wheel directories read-only; engines mount nothing
+        links = [(path, f"{FIND_LINKS_TARGET}/{i}") for i, path in enumerate(host_find_links(environ))]
+        binds += links
+        if links:
+            env["PIP_FIND_LINKS"] = " ".join(target for _, target in links)
     return BuildNetwork(binds=tuple(binds), env=env)

@@ -435,7 +435,8 @@ def _last_line(data: bytes) -> str:
 
 
 def _gpu_args(task: Task) -> list[str]:
-    """The task's GPUs for bwrap (lint refused the task already when this machine has too few)."""
+    """The task's GPUs for bwrap (lint refused the task already when this machine has too few, unless
+    it is ``gpu_optional``: it then gets those there are, possibly none)."""
     gpus = task.config.environment.gpus
     if gpus <= 0:
         return []

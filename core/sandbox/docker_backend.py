@@ -320,10 +320,13 @@ class DockerBackend(SandboxBackend):
         storage = self.policy.storage_for(task)
         if storage > 0 and self._storage_opt is not False:
             settings["storage_opt"] = {"size": f"{storage}m"}
-        if task.config.environment.gpus > 0:
+        gpus = task.config.environment.gpus
+        if gpus > 0 and task.config.environment.gpu_optional:
+            gpus = min(gpus, self.capabilities().gpus)  # a reduced-mode run where the engine has fewer
+        if gpus > 0:
             from .gpu import docker_device_requests
 
-            settings["device_requests"] = docker_device_requests(task.config.environment.gpus)
+            settings["device_requests"] = docker_device_requests(gpus)
         return settings
 
     def capabilities(self) -> BackendCapabilities:

@@ -68,7 +68,10 @@ class EnvironmentConfig(_Section):
 
     ``allow_internet`` is a request: the sandbox policy decides whether it is granted (offline by
     default). ``docker_image`` names a prebuilt image instead of environment/Dockerfile. ``gpus`` and
-    ``gpu_types`` ("H100", ...) must be honoured or the task is refused (never run without them).
+    ``gpu_types`` ("H100", ...) must be honoured or the task is refused (never run without them),
+    unless ``gpu_optional`` (our addition, Harbor ignores it) says the task also runs without GPUs in
+    a reduced mode its verifier reports (a kernel task checks correctness in the Triton interpreter
+    and reports its timing as unmeasured); it still gets the GPUs wherever the backend has them.
     ``browser`` (our addition, Harbor ignores it) asks for a browser the agent drives; so does a tool
     named "browser" in ``[agent] tools``. See ``TaskRequirements`` (tasks/requirements.py).
     """
@@ -80,6 +83,7 @@ class EnvironmentConfig(_Section):
     storage_mb: int = 10240
     gpus: int = 0
     gpu_types: list[str] | None = None
+    gpu_optional: bool = False
     allow_internet: bool = False
     browser: bool = False
     workdir: str | None = None

@@ -16,7 +16,8 @@ BROWSER_TOOL = "browser"  # an [agent] tools entry that asks for a browser, like
 
 
 class TaskRequirements(BaseModel):
-    """``gpus``/``gpu_types``: GPUs of one of those models (any model when empty). ``compose``: the
+    """``gpus``/``gpu_types``: GPUs of one of those models (any model when empty); ``gpu_optional``:
+    the task runs without them in a reduced mode (see ``EnvironmentConfig``). ``compose``: the
     compose file in environment/ (several services), or None. ``browser``: a browser the agent
     drives. ``internet``: allow_internet. ``memory_mb``/``storage_mb``: what the task asks for."""
 
@@ -24,6 +25,7 @@ class TaskRequirements(BaseModel):
 
     gpus: int = 0
     gpu_types: tuple[str, ...] = ()
+    gpu_optional: bool = False
     compose: str | None = None
     browser: bool = False
     internet: bool = False
@@ -42,6 +44,7 @@ def requirements_of(task: Task) -> TaskRequirements:
     tools = set(task.config.agent.tools or [])
     for step in task.steps:
         tools |= set((step.agent.tools if step.agent else None) or [])
-    return TaskRequirements(gpus=max(0, env.gpus), gpu_types=tuple(env.gpu_types or ()), compose=compose_file(task),
+    return TaskRequirements(gpus=max(0, env.gpus), gpu_types=tuple(env.gpu_types or ()),
+                            gpu_optional=env.gpu_optional, compose=compose_file(task),
                             browser=env.browser or BROWSER_TOOL in tools, internet=env.allow_internet,
                             memory_mb=env.memory_mb, storage_mb=env.storage_mb)

@@ -14,6 +14,8 @@ _EXPORTS = {
     "assert_domain_contract": "contract",
     "ToyDomain": "toy",
     "ScriptedAgent": "agents",
+    "run_trial": "runs",
+    "validate_task": "runs",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -115,6 +115,27 @@ def test_tasks_run_refuses_the_gpu_task_instead_of_running_without_it(tmp_path):
     assert row["reason"].startswith(f"needs {wanted} GPU"), row
 
 
+def test_a_gpu_optional_task_is_a_warning_and_runs_without_the_gpu(tmp_path, gpu_catalog):
+    wanted = host_gpus().count + 1
+    task = toy_task(gpus=wanted, gpu_optional=True)
+    assert requirements_of(task).gpu_optional
+    assert lint_task(task, backend="bwrap") == []  # no refusal
+    [finding] = lint_findings(task, backend="bwrap")
+    assert finding.level == "warning"
+    assert finding.text.startswith(f"asks for {wanted} GPU"), finding.text
+    assert "it runs without them (gpu_optional)" in finding.text
+    one = toy_task(gpus=1, gpu_optional=True)
+    [hint] = lint_findings(one, backend="bwrap", catalog=gpu_catalog)
+    assert hint.text.endswith("for the full check use --backend bwrap-h100"), hint.text
+    assert lint_findings(one, backend="bwrap-h100", catalog=gpu_catalog) == []
+    # and it really runs (the toy oracle scores 1) on this machine's bwrap, with whatever GPUs are here
+    write_task(task, tmp_path / "gpu-optional")
+    result = _cli("tasks", "run", "--json", "--agent", "oracle", str(tmp_path / "gpu-optional"))
+    assert result.returncode == 0, result.stderr
+    [row] = json.loads(result.stdout)
+    assert row["status"] == "ok" and row["reward"] == 1.0, row
+
+
 def test_a_compose_task_is_refused_on_bwrap_naming_docker():
     task = read_task(HARBOR / "compose-sidecar-http")
     assert requirements_of(task).compose is not None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autoenvscaling.sandbox.buildnet import APT_TARGET, CA_TARGET, host_build_network
+from autoenvscaling.sandbox.buildnet import APT_TARGET, CA_TARGET, FIND_LINKS_TARGET, host_build_network, host_find_links
 
 
 def test_host_settings_are_passed_and_host_paths_are_not(tmp_path):
@@ -40,3 +40,22 @@ def test_engines_get_the_bundle_itself_and_no_apt_file(tmp_path):
     net = host_build_network({"SSL_CERT_FILE": str(bundle)}, publish=False)
     assert net.binds == ((str(bundle), CA_TARGET),) and "APT_CONFIG" not in net.env
     assert net.env["SSL_CERT_FILE"] == CA_TARGET
+
+
+def test_the_hosts_local_wheel_directories_are_bound_for_bwrap_builds(tmp_path):
+    """find-links from the environment and from the user's pip.conf, local directories only, bound
+    read-only and named in PIP_FIND_LINKS; an engine build gets none of them."""
+    env_dir, conf_dir = tmp_path / "env-wheels", tmp_path / "conf-wheels"
+    env_dir.mkdir()
+    conf_dir.mkdir()
+    (tmp_path / "home" / ".config" / "pip").mkdir(parents=True)
+    (tmp_path / "home" / ".config" / "pip" / "pip.conf").write_text(
+        f"[global]\nfind-links = file://{conf_dir}\n    https://wheels.example/links\n")
+    environ = {"HOME": str(tmp_path / "home"), "PIP_FIND_LINKS": f"{env_dir} {tmp_path}/missing"}
+    assert host_find_links(environ) == [str(env_dir), str(conf_dir)]
+    net = host_build_network(environ, where=tmp_path / "pub")
+    binds = {target: source for source, target in net.binds}
+    assert binds[f"{FIND_LINKS_TARGET}/0"] == str(env_dir) and binds[f"{FIND_LINKS_TARGET}/1"] == str(conf_dir)
+    assert net.env["PIP_FIND_LINKS"] == f"{FIND_LINKS_TARGET}/0 {FIND_LINKS_TARGET}/1"
+    engine = host_build_network(environ, publish=False)
+    assert "PIP_FIND_LINKS" not in engine.env and not any(t.startswith(FIND_LINKS_TARGET) for _, t in engine.binds)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from autoenvscaling.cli.seeds import parse_seeds
+
 
 @click.group("computer-use")
 def computer_use() -> None:
@@ -30,12 +32,6 @@ def apps() -> None:
         click.echo(f"{name:10} {doc}")
 
 
-def _seeds(text: str) -> list[int]:
-    if "-" in text:
-        a, b = text.split("-", 1)
-        return list(range(int(a), int(b) + 1))
-    return [int(s) for s in text.split(",") if s]
-
 
 @computer_use.command("generate")
 @click.option("--family", "family_names", multiple=True, help="family (repeatable; default: all)")
@@ -53,10 +49,7 @@ def generate(family_names: tuple[str, ...], difficulty: str, seeds: str, out: st
     from .families import CATALOG
 
     domain = ComputerUseDomain()
-    try:
-        numbers = _seeds(seeds)
-    except ValueError:
-        raise click.UsageError(f"--seeds {seeds!r} is not a range or a list (e.g. 0-9 or 1,5,7)") from None
+    numbers = parse_seeds(seeds)
     names = list(family_names) or list(CATALOG)
     for name in names:
         for seed in numbers:

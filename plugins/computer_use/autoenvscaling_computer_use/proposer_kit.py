@@ -11,20 +11,14 @@ test checks they are current).
 
 from __future__ import annotations
 
-import shutil
 import sys
-from importlib import resources
 from pathlib import Path
 
 from autoenvscaling.domains.base import ProposerKit
-from autoenvscaling.tasks import write_task
+from autoenvscaling.domains.kit import kit_dir, package_kit, write_examples
 
 #: (family, seed, difficulty) of each worked example
 EXAMPLES = [("crm_search_edit", 3, "easy"), ("shop_checkout", 2, "medium")]
-
-
-def kit_dir() -> Path:
-    return Path(str(resources.files(__package__).joinpath("kit")))
 
 
 def example_tasks() -> list:
@@ -40,19 +34,12 @@ def example_tasks() -> list:
 
 
 def proposer_kit() -> ProposerKit:
-    root = kit_dir()
-    examples = sorted(p for p in (root / "examples").iterdir() if p.is_dir())
-    return ProposerKit(guide=(root / "guide.md").read_text(encoding="utf-8"),
-                       contract=(root / "contract.md").read_text(encoding="utf-8"), examples=examples)
+    return package_kit(__package__)
 
 
 def refresh_examples(dest: Path | None = None) -> list[Path]:
     """Write the worked examples (as generated now) under ``dest`` (default: the package's kit)."""
-    dest = Path(dest) if dest else kit_dir() / "examples"
-    if dest.exists():
-        shutil.rmtree(dest)
-    dest.mkdir(parents=True)
-    return [write_task(task, dest / task.name) for task in example_tasks()]
+    return write_examples(example_tasks(), Path(dest) if dest else kit_dir(__package__) / "examples")
 
 
 if __name__ == "__main__":

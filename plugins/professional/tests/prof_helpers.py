@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shutil
 from functools import lru_cache
@@ -31,35 +30,15 @@ def details(result) -> dict:
 
 def trial(task, agent):
     """One attempt of ``agent`` on ``task`` in bwrap, verified with the protected view."""
-    from autoenvscaling.plugins import create_host
-    from autoenvscaling.runtime.trial import TrialRunner
-    from autoenvscaling.sandbox.select import make_backend
+    from autoenvscaling.testing import run_trial
 
-    async def go():
-        backend = make_backend("bwrap")
-        try:
-            return await TrialRunner(backend, host=create_host()).run(task, agent)
-        finally:
-            await backend.aclose()
-
-    return asyncio.run(go())
+    return run_trial(task, agent)
 
 
 def validate(task, *, skip=()):
-    from autoenvscaling.gates.base import GateSettings
-    from autoenvscaling.gates.validate import Validator
-    from autoenvscaling.plugins import create_host
-    from autoenvscaling.sandbox.select import make_backend
+    from autoenvscaling.testing import validate_task
 
-    async def go():
-        backend = make_backend("bwrap")
-        try:
-            validator = Validator(host=create_host(), backend=backend, settings=GateSettings(skip=tuple(skip)))
-            return await validator.validate(task)
-        finally:
-            await backend.aclose()
-
-    return asyncio.run(go())
+    return validate_task(task, skip=skip)
 
 
 def gate(report, name: str):

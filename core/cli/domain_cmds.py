@@ -1,0 +1,74 @@
+"""``families`` and ``generate`` for a domain plugin's own command group: what every procedural
+domain offers at the command line, written once.
+
+    @click.group("my-domain")
+    def my_domain() -> None: ...
+
+    add_family_commands(my_domain, MyDomain)   # a Domain class (or any callable returning one)
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+import click
+
+from .seeds import parse_seeds
+
+if TYPE_CHECKING:
+    from ..domains.base import Domain
+
+DIFFICULTY_CHOICES = ["easy", "medium", "hard", "all"]
+
+
+def add_family_commands(group: click.Group, make_domain: Callable[[], Domain]) -> None:
+    @group.command("families")
+    @click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
+    def families(as_json: bool) -> None:
+        """List the generator families with their skills."""
+        from ..domains.base import LevelledDomain
+
+        domain = make_domain()
+        rows = [{"name": f.name, "description": f.description, "skills": list(f.skills),
+                 "difficulties": ["easy", "medium", "hard"]} for f in domain.families()]
+        if isinstance(domain, LevelledDomain):
+            for row in rows:
+                row["neighbour"] = domain.neighbour(row["name"])
+        if as_json:
+            click.echo(json.dumps(rows, indent=2))
+            return
+        width = max((len(r["name"]) for r in rows), default=0)
+        for r in rows:
+            click.echo(f"{r['name']:<{width}}  {r['description']}")
+
+    @group.command("generate")
+    @click.option("--family", "family_names", multiple=True, help="A family (repeatable; default: every family).")
+    @click.option("--difficulty", type=click.Choice(DIFFICULTY_CHOICES), default="all", show_default=True)
+    @click.option("--seeds", default="0", show_default=True, help="Seeds: N, A-B or a comma list.")
+    @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+                  help="Folder to write task directories into (existing tasks are kept).")
+    def generate(family_names: tuple[str, ...], difficulty: str, seeds: str, out: Path) -> None:
+        """Write generated tasks as Harbor task directories, without admission (validate them with
+        ``autoenvscaling tasks validate``; ``autoenvscaling generate --mix DOMAIN=1`` does both)."""
+        from ..errors import UsageError
+        from ..tasks import write_task
+
+        domain = make_domain()
+        known = [f.name for f in domain.families()]
+        names = list(family_names) or known
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise UsageError(f"unknown {domain.name} family {unknown[0]!r}", hint=f"families: {', '.join(known)}")
+        levels = ["easy", "medium", "hard"] if difficulty == "all" else [difficulty]
+        numbers = parse_seeds(seeds)
+        out.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            for seed in numbers:
+                for label in levels:
+                    task = domain.generate(name, seed=seed, difficulty=label)
+                    target = out / task.name
+                    if not target.exists():
+                        write_task(task, target)
+                    click.echo(str(target))

@@ -1,0 +1,44 @@
+"""``GpuKernelsDomain``: write a Triton kernel that beats a PyTorch reference."""
+
+from __future__ import annotations
+
+from autoenvscaling.domains.base import Family, LevelledDomain, ProposerKit
+from autoenvscaling.errors import UsageError
+from autoenvscaling.tasks import Task
+
+from .families import CATALOG, generate
+from .families.base import MAX_LEVEL, MIN_LEVEL
+
+
+class GpuKernelsDomain(LevelledDomain):
+    """KernelBench-shaped problems (a PyTorch ``Model``; the answer is a ``ModelNew`` built on Triton
+    kernels) from six procedural families with random shapes and dtypes. Tasks ask for a GPU but run
+    without one: the verifier then checks correctness in the Triton interpreter and reports the timing
+    as unmeasured."""
+
+    name = "gpu_kernels"
+    description = "Triton kernels for PyTorch references: fusions, norms, reductions, scans, matmul epilogues"
+    sandbox_backend = "bwrap"
+    min_level, max_level = MIN_LEVEL, MAX_LEVEL
+
+    def families(self) -> list[Family]:
+        return [Family(name=f.name, description=f.description, skills=list(f.skills)) for f in CATALOG.values()]
+
+    def generate_level(self, family: str, *, seed: int, level: int) -> Task:
+        """A task of ``family`` at ``level`` (easy 1, medium 2, hard 3); degenerate draws are redrawn."""
+        from .render import render
+
+        self.check_level(level)
+        if family not in CATALOG:
+            raise UsageError(f"unknown gpu_kernels family {family!r}", hint=f"families: {', '.join(CATALOG)}")
+        return render(generate(family, seed, level), seed=seed)
+
+    def neighbour(self, family: str) -> str:
+        """Variations: one level simpler or harder (fewer or more fused operations, sizes that need
+        masks, longer rows), or the neighbouring family ("different")."""
+        return CATALOG[family].neighbour
+
+    def kit(self) -> ProposerKit:
+        from .proposer_kit import proposer_kit
+
+        return proposer_kit()

@@ -1,0 +1,48 @@
+"""What a family generates: one KernelBench-shaped problem and its reference Triton solution.
+
+A family module (``families/<name>.py``) defines ``NAME``, ``DESCRIPTION``, ``SKILLS`` and
+``build(rng, level) -> Problem``. Everything here is plain Python (no torch at import): the bench
+script for a lent GPU machine imports the families without the platform's other dependencies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+LEVELS = {"easy": 1, "medium": 2, "hard": 3}
+MIN_LEVEL, MAX_LEVEL = 1, 3
+DTYPES = ("float32", "float16", "bfloat16")
+#: relative tolerance per dtype (the comparison is verifier/kcompare.py's)
+RTOL = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 3e-2}
+#: runtime ratio ModelNew / Model accepted on CUDA (the paper's kernel task used [0.05, 0.60])
+DEFAULT_BAND = (0.05, 0.60)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One generated kernel problem.
+
+    ``reference_source``: the KernelBench module (``Model``, ``get_inputs()``, ``get_init_inputs()``),
+    with upper-case module-level int constants for every size (``gpu_shapes`` are their values as
+    written). ``cpu_shapes`` overrides some of them for the Triton interpreter. ``solution_source``:
+    the reference answer, a module defining ``ModelNew`` whose forward launches Triton kernels.
+    ``operation``: one sentence a person would use for what Model computes. ``band``: the accepted
+    runtime ratio on CUDA.
+    """
+
+    family: str
+    variant: str
+    level: int
+    dtype: str
+    reference_source: str
+    solution_source: str
+    operation: str
+    cpu_shapes: dict[str, int]
+    gpu_shapes: dict[str, int]
+    params: dict[str, Any] = field(default_factory=dict)
+    band: tuple[float, float] = DEFAULT_BAND
+
+    @property
+    def rtol(self) -> float:
+        return RTOL[self.dtype]

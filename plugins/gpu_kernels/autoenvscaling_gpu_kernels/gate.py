@@ -1,0 +1,109 @@
+"""``gpu-kernels-lint`` (static, order 16): a gpu_kernels task is complete and consistent before
+anything is built.
+
+The harness, the hidden spec and the trusted reference are in tests/; the spec is well formed (a
+known dtype, a positive tolerance, at least five rounds, a band 0 < low < high, small sizes that name
+constants of the reference); the agent's reference is the trusted one; the reference module has
+``Model``, ``get_inputs`` and ``get_init_inputs``; the reference Triton solution passes the same lint
+the agent's answer gets (a reference that breaks the rules would teach the solver to break them);
+nothing hidden reached the image. Its reason says how the task will be verified here: correctness
+and timing on a GPU, or correctness only in the Triton interpreter.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import time
+
+from autoenvscaling.gates.base import Evidence, Gate, GateContext, GateResult
+from autoenvscaling.tasks import Task
+
+from .families.base import DTYPES
+from .render import DOMAIN, harness_files
+from .verifier_lint import lint_source
+
+REQUIRED = ("tests/test.sh", "tests/spec.json", "tests/reference.py", "environment/app/reference.py",
+            "solution/solve.sh", "solution/solution.py")
+
+
+def verification_mode() -> str:
+    """How this machine verifies kernel tasks: "cuda" (correctness and timing) or "interpreter"."""
+    from autoenvscaling.sandbox.gpu import host_gpus
+
+    return "cuda" if host_gpus().count else "interpreter"
+
+
+def spec_problem(spec: object, reference: str) -> str:
+    if not isinstance(spec, dict):
+        return "tests/spec.json must be a JSON object"
+    if spec.get("dtype") not in DTYPES:
+        return f"tests/spec.json: dtype must be one of {', '.join(DTYPES)}"
+    rtol, rounds, band = spec.get("rtol"), spec.get("rounds"), spec.get("band")
+    if not isinstance(rtol, (int, float)) or not 0 < rtol < 1:
+        return "tests/spec.json: rtol must be a number in (0, 1)"
+    if not isinstance(rounds, int) or rounds < 5:
+        return "tests/spec.json: rounds must be at least 5 (fresh inputs and weights each)"
+    if (not isinstance(band, list) or len(band) != 2 or not all(isinstance(b, (int, float)) for b in band)
+            or not 0 < band[0] < band[1]):
+        return "tests/spec.json: band must be [low, high] runtime ratios with 0 < low < high"
+    try:
+        tree = ast.parse(reference)
+    except SyntaxError as exc:
+        return f"tests/reference.py does not parse: {exc.msg} (line {exc.lineno})"
+    names = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+    missing = [n for n in ("Model", "get_inputs", "get_init_inputs") if n not in names]
+    if missing:
+        return f"tests/reference.py lacks {', '.join(missing)} (the KernelBench shape)"
+    constants = {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    unknown = sorted(set(spec.get("cpu_shapes") or {}) - constants)
+    if unknown:
+        return f"tests/spec.json: cpu_shapes names {', '.join(unknown)}, which tests/reference.py does not define"
+    return ""
+
+
+class GpuKernelsLintGate(Gate):
+    name = "gpu-kernels-lint"
+    order = 16
+    domain = DOMAIN
+
+    async def check(self, task: Task, ctx: GateContext) -> GateResult:
+        start = time.monotonic()
+        problem, warnings = self.findings(task)
+        if problem:
+            return self.result("fail", problem, seconds=time.monotonic() - start)
+        mode = verification_mode()
+        reason = ("verified on a GPU: correctness and timing" if mode == "cuda" else
+                  "no GPU here: validated for correctness only (Triton interpreter); timing unmeasured")
+        return self.result("pass", "; ".join([reason, *warnings]), seconds=time.monotonic() - start,
+                           evidence=[Evidence(values={"mode": mode, "timing": "measured" if mode == "cuda" else "unmeasured"})])
+
+    @staticmethod
+    def findings(task: Task) -> tuple[str, list[str]]:
+        """(the first problem or "", warnings)."""
+        for required in REQUIRED:
+            if required not in task.files:
+                return f"{required} is missing", []
+        text = {p: f.text for p, f in task.files.items() if p in REQUIRED}
+        try:
+            spec = json.loads(text["tests/spec.json"])
+        except ValueError as exc:
+            return f"tests/spec.json is not valid JSON ({exc})", []
+        if problem := spec_problem(spec, text["tests/reference.py"]):
+            return problem, []
+        if (task.provenance.model_extra or {}).get("public_files") != ["tests/reference.py"]:
+            return "[metadata.autoenvscaling] public_files must be [\"tests/reference.py\"] (the only hidden file the agent sees)", []
+        if text["environment/app/reference.py"] != text["tests/reference.py"]:
+            return "environment/app/reference.py differs from tests/reference.py (the agent must see the reference it is judged against)", []
+        lint = lint_source(text["solution/solution.py"], spec)
+        if lint:
+            return f"the reference solution breaks the kernel lint: {lint[0]}", []
+        hidden = {task.files[p].data for p in ("tests/spec.json", "solution/solution.py")}
+        for path, file in task.files.items():
+            if path.startswith("environment/") and file.data in hidden:
+                return f"{path} is a copy of a hidden file", []
+        ours = harness_files()
+        warnings = [f"tests/{name} differs from the installed harness (the kernel-harness runtime's copy is used)"
+                    for name, body in ours.items() if name != "test.sh" and f"tests/{name}" in task.files
+                    and task.files[f"tests/{name}"].text != body]
+        return "", warnings[:1]

@@ -1,0 +1,159 @@
+"""Import KernelBench-style problem files as gpu_kernels tasks.
+
+A problem file is a module with ``Model``, ``get_inputs()`` and ``get_init_inputs()`` and its sizes
+as module-level int constants (KernelBench writes ``batch_size = 16``, ``dim = 16384``). The importer
+keeps the file verbatim as the task's reference, finds small sizes for the Triton interpreter by
+halving the largest size constants (>= 16, never below 8; smaller ones are axes, kernel sizes, ...) until the inputs
+and parameters fit a few thousand elements (measured on torch's meta device, nothing allocated),
+runs the reference at those sizes, and refuses degenerate problems (outputs that are constant, that
+ignore the inputs, or that zeros would match) with the reason. An answer (``ModelNew``) may sit at
+``answers/<stem>.py`` next to the problems; without one the task has no reference solution, so it
+can be used for training but not admitted (the oracle gate needs one).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+from typing import Iterator
+
+from autoenvscaling.errors import TaskFormatError
+from autoenvscaling.suite.formats import TaskFormat
+from autoenvscaling.tasks import Task
+
+from .families.base import DEFAULT_BAND, DTYPES, Problem
+
+FAMILY = "kernelbench"
+SIZE_FLOOR = 16  # constants below this are axes, kernel sizes, counts: never shrunk
+CPU_BUDGET = 8192  # input plus parameter elements at the interpreter's sizes
+NO_ANSWER = ("#!/bin/bash\n# This problem was imported without a reference answer (answers/<stem>.py),\n"
+             "# so it has no oracle: the task can be trained on but not admitted.\n"
+             "echo 'no reference Triton solution was imported with this problem' >&2\nexit 1\n")
+
+
+class KernelBenchFormat(TaskFormat):
+    name = "kernelbench"
+    description = "KernelBench problem files (Model, get_inputs, get_init_inputs); answers/<stem>.py optional"
+    can_export = False
+
+    def detect(self, path: Path) -> bool:
+        return any(_is_problem(p) for p in _files(Path(path)))
+
+    def read(self, path: Path) -> Iterator[Task]:
+        for item in self.scan(path):
+            if isinstance(item, TaskFormatError):
+                raise item
+            yield item
+
+    def scan(self, path: Path) -> Iterator[Task | TaskFormatError]:
+        files = [p for p in _files(Path(path)) if _is_problem(p)]
+        if not files:
+            yield TaskFormatError(f"{path}: no KernelBench problem file (a .py defining Model, get_inputs and get_init_inputs)",
+                                  hint="point at a problem file or a folder of them, e.g. KernelBench/level1")
+        for file in files:
+            try:
+                yield import_problem(file)
+            except TaskFormatError as exc:
+                yield exc
+
+    def count(self, path: Path) -> int | None:
+        return sum(1 for p in _files(Path(path)) if _is_problem(p))
+
+
+def _files(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path]
+    return sorted(p for p in path.glob("*.py") if p.is_file()) if path.is_dir() else []
+
+
+def _is_problem(path: Path) -> bool:
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return False
+    names = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+    return {"Model", "get_inputs", "get_init_inputs"} <= names
+
+
+def size_constants(source: str) -> dict[str, int]:
+    """Module-level ``NAME = <int literal>`` assignments, in order."""
+    out: dict[str, int] = {}
+    for node in ast.parse(source).body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Constant) and type(node.value.value) is int):
+            out[node.targets[0].id] = node.value.value
+    return out
+
+
+def _load(source: str, name: str, shapes: dict[str, int]) -> dict:
+    namespace: dict = {"__name__": f"_aes_kernelbench_{re.sub(r'[^A-Za-z0-9_]', '_', name)}"}
+    exec(compile(source, name, "exec"), namespace)  # the problem file is the reference: it is meant to run
+    namespace.update(shapes)
+    return namespace
+
+
+def _elements(namespace: dict) -> int:
+    """Input plus parameter elements, measured on the meta device (nothing is allocated)."""
+    import torch
+
+    with torch.device("meta"):
+        inputs = namespace["get_inputs"]()
+        model = namespace["Model"](*namespace["get_init_inputs"]())
+    return (sum(x.numel() for x in inputs if isinstance(x, torch.Tensor))
+            + sum(p.numel() for p in model.parameters()))
+
+
+def small_sizes(source: str, name: str) -> dict[str, int]:
+    """The size constants to override for the interpreter: halve the largest (>= SIZE_FLOOR) until
+    the problem fits CPU_BUDGET elements."""
+    sizes = {k: v for k, v in size_constants(source).items() if v >= SIZE_FLOOR}
+    shapes = dict(sizes)
+    for _ in range(200):
+        if _elements(_load(source, name, shapes)) <= CPU_BUDGET:
+            break
+        big = max((k for k in shapes if shapes[k] >= SIZE_FLOOR), key=lambda k: shapes[k], default=None)
+        if big is None:  # every size is already small: the problem stays as large as it is
+            break
+        shapes[big] //= 2
+    return {k: v for k, v in shapes.items() if v != sizes[k]}
+
+
+def problem_of(source: str, name: str, *, answer: str = "", level: int = 1) -> Problem:
+    import torch
+
+    try:
+        namespace = _load(source, name, {})
+        cpu = small_sizes(source, name)
+        namespace.update(cpu)
+        torch.manual_seed(0)
+        inputs = namespace["get_inputs"]()
+    except Exception as exc:  # the file is someone else's code: any failure is this problem's defect
+        raise TaskFormatError(f"{name}: the reference does not run at small sizes ({type(exc).__name__}: {exc})",
+                              hint="KernelBench problems build CPU tensors in get_inputs(); the verifier moves them") from None
+    floats = [x for x in inputs if isinstance(x, torch.Tensor) and x.is_floating_point()]
+    dtype = str(floats[0].dtype).removeprefix("torch.") if floats else "float32"
+    if dtype not in DTYPES:
+        raise TaskFormatError(f"{name}: inputs are {dtype}; supported: {', '.join(DTYPES)}")
+    doc = ast.get_docstring(next(n for n in ast.parse(source).body if isinstance(n, ast.ClassDef) and n.name == "Model")) or ""
+    operation = " ".join(doc.split()).rstrip(".") or "the computation in Model.forward"
+    variant = re.sub(r"[^a-z0-9]+", "_", Path(name).stem.lower()).strip("_")[:40] or "problem"
+    return Problem(family=FAMILY, variant=variant, level=level, dtype=dtype, reference_source=source,
+                   solution_source=answer, operation=operation[:200], cpu_shapes=cpu,
+                   gpu_shapes=size_constants(source), params={"source": Path(name).name}, band=DEFAULT_BAND)
+
+
+def import_problem(path: Path) -> Task:
+    from .families.checks import degenerate_reason
+    from .render import render
+
+    source = path.read_text(encoding="utf-8")
+    answer_path = path.parent / "answers" / path.name
+    answer = answer_path.read_text(encoding="utf-8") if answer_path.is_file() else ""
+    level = int(m.group(1)) if (m := re.search(r"level(\d)", path.parent.name)) else 1
+    problem = problem_of(source, path.name, answer=answer, level=min(max(level, 1), 3))
+    if reason := degenerate_reason(problem):
+        raise TaskFormatError(f"{path.name}: a degenerate problem ({reason})",
+                              hint="a kernel task needs outputs that depend on the inputs and that zeros or a constant cannot match")
+    task = render(problem, seed=0)
+    return task if answer else task.with_files({"solution/solution.py": None, "solution/solve.sh": NO_ANSWER})

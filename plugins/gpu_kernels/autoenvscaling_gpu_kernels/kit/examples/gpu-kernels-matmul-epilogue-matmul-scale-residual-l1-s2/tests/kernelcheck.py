@@ -1,0 +1,241 @@
+"""The kernel task's verifier (entry point, the trusted parent): writes reward.txt and kernel.json.
+
+1. lint the submission's source (kernellint.py); 2. correctness: this process runs the trusted
+reference and never imports the submission; a child (kernelrun.py) imports the linted bytes, runs
+ModelNew on the same seeded inputs under runtime checks and sends back its outputs, which are
+compared here (kcompare.py) round by round; 3. on CUDA only, timing of both with the same function
+(ktiming.py) and the runtime-ratio band. Without CUDA the child runs Triton's interpreter and the
+timing is reported as unmeasured: no speed is ever invented.
+
+Exit status 0 whenever a reward was written (0 or 1); non-zero only when the harness itself broke.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if sys.path[0] != HERE:
+    sys.path.insert(0, HERE)
+import kcompare  # noqa: E402
+import kernellint  # noqa: E402
+
+MIN_ROUNDS = 5
+UNMEASURED = {"measured": False, "why": "no CUDA: validated for correctness only"}
+
+
+class Rejected(Exception):
+    """The submission failed; the message is the reason."""
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--spec", default="/tests/spec.json")
+    p.add_argument("--reference", default="/tests/reference.py")
+    p.add_argument("--solution", default="/app/solution.py")
+    p.add_argument("--out", default="/logs/verifier")
+    p.add_argument("--no-lint", action="store_true", help="tests only: prove the runtime checks alone")
+    return p.parse_args(argv)
+
+
+def load_reference(path: str, shapes: dict | None):  # noqa: ANN202
+    """The trusted reference under a private module name, its size constants optionally replaced."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_kernelcheck_reference", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for name, value in (shapes or {}).items():
+        setattr(module, name, value)  # get_inputs()/Model read the constants at call time
+    return module
+
+
+def _nbytes(value) -> int:  # noqa: ANN001
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.numel() * value.element_size()
+    if isinstance(value, (tuple, list)):
+        return sum(_nbytes(v) for v in value)
+    return 0
+
+
+def _same(a, b) -> bool:  # noqa: ANN001
+    import torch
+
+    if isinstance(b, torch.Tensor):
+        return isinstance(a, torch.Tensor) and a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
+    return a == b
+
+
+class Child:
+    """kernelrun.py in a private directory (0700). It starts before the reference runs, so its imports
+    (torch, triton) overlap the parent's work, and waits for the job on its stdin."""
+
+    def __init__(self) -> None:
+        self.work = tempfile.mkdtemp(prefix="kernelcheck-")
+        self.job_path, self.result_path = os.path.join(self.work, "job.pt"), os.path.join(self.work, "result.pt")
+        env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}  # the child decides, from torch
+        cmd = [sys.executable, "-E", "-s", os.path.join(HERE, "kernelrun.py"), self.job_path, self.result_path]
+        self.proc = subprocess.Popen(cmd, cwd=self.work, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+    def run(self, job: dict, timeout: float, report: dict) -> dict:
+        """Hand the child ``job``; its result, or Rejected."""
+        import torch
+
+        torch.save(job, self.job_path)
+        try:
+            stdout, stderr = self.proc.communicate("go\n", timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise Rejected(f"ModelNew timed out: the run took longer than {timeout:g} s") from None
+        report["child"] = {"exit": self.proc.returncode, "stderr_tail": stderr[-2000:], "stdout_tail": stdout[-1000:]}
+        if not os.path.exists(self.result_path):
+            lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+            last = lines[-1] if lines else f"exit status {self.proc.returncode}"
+            raise Rejected(f"ModelNew crashed the worker: {last}")
+        # weights_only: the file was written by a process that ran untrusted code
+        return torch.load(self.result_path, weights_only=True)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.communicate()
+
+    def close(self) -> None:
+        self.kill()
+        shutil.rmtree(self.work, ignore_errors=True)
+
+
+def check(args: argparse.Namespace, report: dict) -> str:
+    """The reason the submission passed (one clause), or Rejected."""
+    with open(args.spec, encoding="utf-8") as f:
+        spec = json.load(f)
+    if not os.path.isfile(args.solution):
+        raise Rejected(f"no {args.solution}")
+    with open(args.solution, "rb") as f:
+        raw = f.read()
+    try:
+        source = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Rejected("solution.py is not UTF-8") from None
+    if not args.no_lint:
+        problems = kernellint.lint(source, spec)
+        report["lint"] = problems
+        if problems:
+            raise Rejected(f"lint: {problems[0]}" + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
+
+    child = Child()
+    try:
+        return _check(args, spec, source, child, report)
+    finally:
+        child.close()
+
+
+def _check(args: argparse.Namespace, spec: dict, source: str, child: Child, report: dict) -> str:
+    import torch
+
+    cuda = torch.cuda.is_available()
+    device = "cuda" if cuda else "cpu"
+    report["mode"] = "cuda" if cuda else "interpreter"
+    ref_mod = load_reference(args.reference, None if cuda else spec.get("cpu_shapes"))
+
+    rounds, refs, job_rounds = max(MIN_ROUNDS, int(spec.get("rounds", MIN_ROUNDS))), [], []
+    for _ in range(rounds):
+        seed = int.from_bytes(os.urandom(8), "little") & (2**63 - 1)
+        init = list(ref_mod.get_init_inputs())
+        torch.manual_seed(seed)  # the child seeds identically before building ModelNew
+        model = ref_mod.Model(*init).to(device)
+        inputs = list(ref_mod.get_inputs())
+        with torch.no_grad():
+            ref = model(*[x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs])
+        refs.append(ref)
+        job_rounds.append({"seed": seed, "init": init, "inputs": inputs})
+        report["rounds"].append({"seed": seed})
+    job = {"source": source, "rounds": job_rounds, "device": device, "time": cuda,
+           "require_kernel": bool(spec.get("require_kernel", True)),
+           "poison_bytes": max(2 * _nbytes(refs[0]), 1 << 20)}
+    result = child.run(job, float(spec.get("child_timeout_sec", 400)), report)
+    if result.get("device") != device:
+        raise Rejected(f"the worker ran on {result.get('device')}, not {device}")
+
+    rtol = float(spec["rtol"])
+    for k, (got, ref, sent) in enumerate(zip(result["rounds"], refs, job_rounds), 1):
+        reason = kcompare.compare(got["out"], ref, rtol=rtol)
+        if reason is None:
+            changed = [i for i, (a, b) in enumerate(zip(got["inputs"], sent["inputs"])) if not _same(a, b)]
+            reason = f"ModelNew.forward modified its input {changed[0]}" if changed else None
+        report["rounds"][k - 1].update(ok=reason is None, reason=reason)
+        if reason is not None:
+            raise Rejected(f"round {k}: {reason}")
+    if result["error"] is not None:
+        raise Rejected(result["error"])
+    if len(result["rounds"]) != rounds:
+        raise Rejected(f"the worker returned {len(result['rounds'])} of {rounds} rounds")
+    correct = f"correct on {rounds} rounds ({report['mode']})"
+    if not cuda:
+        report["timing"] = UNMEASURED
+        return f"{correct}; timing unmeasured (no CUDA): validated for correctness only"
+    return f"{correct}; {judge_timing(spec, model, inputs, result['timing'], report)}"
+
+
+def judge_timing(spec: dict, model, inputs: list, new: dict, report: dict) -> str:  # noqa: ANN001
+    """The runtime-ratio band and the bandwidth ceiling, with the reference timed like ModelNew."""
+    import torch
+
+    import ktiming
+
+    dev_inputs = [x.to("cuda") if isinstance(x, torch.Tensor) else x for x in inputs]
+    with torch.no_grad():
+        ref = ktiming.bench(lambda: model(*dev_inputs))
+    copy_gbs = ktiming.copy_bandwidth_gbs()
+    moved = _nbytes(inputs) + new["out_bytes"] + new["param_bytes"]
+    achieved_gbs = moved / (new["median_ms"] * 1e-3) / 1e9
+    ratio = new["median_ms"] / ref["median_ms"]
+    low, high = spec.get("band", [0.05, 0.60])
+    report["timing"] = {"measured": True, "reference_ms": ref["median_ms"], "reference_spread": ref["spread"],
+                        "modelnew_ms": new["median_ms"], "modelnew_spread": new["spread"], "ratio": ratio,
+                        "band": [low, high], "achieved_gbs": achieved_gbs, "copy_gbs": copy_gbs}
+    if ratio < low:
+        raise Rejected(f"implausible speedup: runtime ratio {ratio:.4f} below band[0] {low:g} rejected")
+    if achieved_gbs > 1.1 * copy_gbs:
+        raise Rejected(f"implausible: {achieved_gbs:.0f} GB/s exceeds the card's measured {copy_gbs:.0f} GB/s")
+    if ratio > high:
+        raise Rejected(f"too slow: runtime ratio {ratio:.3f} above band[1] {high:g}")
+    return f"runtime ratio {ratio:.3f} within [{low:g}, {high:g}] ({new['median_ms']:.4f} ms against {ref['median_ms']:.4f} ms)"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    report: dict = {"status": None, "reward": 0, "reason": None, "mode": None, "rounds": [],
+                    "timing": None, "lint": []}
+    try:
+        reason, reward = check(args, report), 1
+    except Rejected as r:
+        reason, reward = str(r), 0
+    report.update(status="pass" if reward else "fail", reward=reward, reason=reason)
+    if report["timing"] is None and report["mode"] != "cuda":
+        report["timing"] = UNMEASURED
+    with open(os.path.join(args.out, "kernel.json"), "w", encoding="utf-8") as f:
+        json.dump(report, f, indent=2)
+    with open(os.path.join(args.out, "reward.txt"), "w", encoding="utf-8") as f:
+        f.write(f"{reward}\n")
+    print(f"kernelcheck: mode {report['mode'] or 'none (not run)'}; lint problems {len(report['lint'])}")
+    for k, r in enumerate(report["rounds"], 1):
+        if "ok" in r:
+            print(f"  round {k} (seed {r['seed']}): {'ok' if r['ok'] else r['reason']}")
+    print(f"kernelcheck: reward {reward}: {reason}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

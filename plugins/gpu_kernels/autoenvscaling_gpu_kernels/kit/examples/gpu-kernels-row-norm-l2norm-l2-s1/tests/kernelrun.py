@@ -1,0 +1,268 @@
+"""The child worker: the only process that imports the submission.
+
+``kernelrun.py JOB RESULT``: JOB (torch.save'd by kernelcheck.py) holds the submission's source,
+per round a seed, the init inputs and the inputs, the poison size, the device and whether to time.
+The reference's outputs never enter this process, so nothing the submission does here can find
+them. RESULT gets, per round that passed the runtime checks, the outputs and the inputs as they
+were after forward, plus the first failure ("round 2: ...") and, on CUDA, ModelNew's timing.
+
+The runtime checks, per round: at least one Triton launch; no aten op outside a launch beyond
+allocation, views and same-precision copies; inputs untouched; nothing the harness relies on
+replaced; still on the default stream. Inputs live in the same buffers every round (refilled in
+place), so a cache keyed on a tensor's identity, address or shape returns the previous round's
+answer; fresh allocations sit on memory that was just filled with NaN.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if sys.path[0] != HERE:
+    sys.path.insert(0, HERE)
+import ktiming  # noqa: E402  (before the path is dropped)
+
+# The harness directory may be /tests, next to the trusted reference: not importable from here on.
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != HERE]
+
+import builtins  # noqa: E402
+import importlib.util  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+
+import torch  # noqa: E402
+
+# Triton reads TRITON_INTERPRET when it is imported: without CUDA, its interpreter runs the kernels.
+if torch.cuda.is_available():
+    os.environ.pop("TRITON_INTERPRET", None)
+else:
+    os.environ["TRITON_INTERPRET"] = "1"
+import torch._dynamo  # noqa: E402,F401  (entering a dispatch mode imports it, and it rewraps torch.manual_seed)
+import triton  # noqa: E402
+import triton.testing  # noqa: E402
+from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
+from triton.runtime.interpreter import InterpretedFunction  # noqa: E402
+from triton.runtime.jit import JITFunction  # noqa: E402
+
+
+class Rejected(Exception):
+    """A submission failed a check; the message is the reason."""
+
+
+# -- launch counting: every Triton launch, compiled or interpreted, goes through Class.run ----------
+class _Launch:
+    count = 0
+    depth = 0  # > 0 while a kernel runs: the interpreter's own torch ops are not forward's
+
+
+def _counted(run):  # noqa: ANN001, ANN202
+    def run_counted(self, *args, **kwargs):  # noqa: ANN001, ANN202
+        if not kwargs.get("warmup"):
+            _Launch.count += 1
+        _Launch.depth += 1
+        try:
+            return run(self, *args, **kwargs)
+        finally:
+            _Launch.depth -= 1
+    return run_counted
+
+
+JITFunction.run = _counted(JITFunction.run)
+InterpretedFunction.run = _counted(InterpretedFunction.run)
+
+# -- what the harness relies on, by identity, taken before the submission exists ------------------
+_WATCHED = {
+    "torch.cuda.synchronize": (torch.cuda, "synchronize"),
+    "torch.cuda.Event": (torch.cuda, "Event"),
+    "torch.cuda.Event.record": (torch.cuda.Event, "record"),
+    "torch.cuda.Event.elapsed_time": (torch.cuda.Event, "elapsed_time"),
+    "torch.cuda.Event.synchronize": (torch.cuda.Event, "synchronize"),
+    "torch.cuda.current_stream": (torch.cuda, "current_stream"),
+    "torch.cuda.default_stream": (torch.cuda, "default_stream"),
+    "torch.manual_seed": (torch, "manual_seed"),
+    "torch.save": (torch, "save"),
+    "torch.load": (torch, "load"),
+    "torch.equal": (torch, "equal"),
+    "torch.allclose": (torch, "allclose"),
+    "torch.empty": (torch, "empty"),
+    "torch.no_grad": (torch, "no_grad"),
+    "torch.Tensor.copy_": (torch.Tensor, "copy_"),
+    "torch.Tensor.clone": (torch.Tensor, "clone"),
+    "torch.Tensor.to": (torch.Tensor, "to"),
+    "torch.Tensor.detach": (torch.Tensor, "detach"),
+    "torch.Tensor.fill_": (torch.Tensor, "fill_"),
+    "torch.Tensor.as_subclass": (torch.Tensor, "as_subclass"),
+    "torch.nn.Module.__call__": (torch.nn.Module, "__call__"),
+    "torch.nn.Module.to": (torch.nn.Module, "to"),
+    "time.perf_counter": (time, "perf_counter"),
+    "triton.testing.do_bench": (triton.testing, "do_bench"),
+    "JITFunction.run": (JITFunction, "run"),
+    "InterpretedFunction.run": (InterpretedFunction, "run"),
+    "TorchDispatchMode.__enter__": (TorchDispatchMode, "__enter__"),
+    "TorchDispatchMode.__exit__": (TorchDispatchMode, "__exit__"),
+    "builtins.isinstance": (builtins, "isinstance"),
+    "builtins.len": (builtins, "len"),
+    "builtins.open": (builtins, "open"),
+    "builtins.__import__": (builtins, "__import__"),
+}
+_SNAPSHOT = {name: getattr(owner, attr) for name, (owner, attr) in _WATCHED.items()}
+
+
+def _replaced() -> str | None:
+    for name, (owner, attr) in _WATCHED.items():
+        if getattr(owner, attr, None) is not _SNAPSHOT[name]:
+            return f"the submission replaced {name}"
+    return None
+
+
+# -- what forward may run outside a kernel ----------------------------------------------------------
+ALLOWED_OPS = {
+    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like",
+    "new_zeros", "zero_", "fill_", "full", "full_like", "new_full", "view", "_unsafe_view",
+    "reshape", "as_strided", "t", "transpose", "permute", "expand", "unsqueeze", "squeeze", "slice",
+    "select", "split", "split_with_sizes", "unbind", "narrow", "detach", "alias", "lift_fresh",
+    "clone", "copy_", "contiguous", "_to_copy", "view_as", "expand_as", "flatten", "unflatten",
+    "movedim", "_reshape_alias", "resize_",
+}
+
+
+def _lowers_precision(src: torch.dtype, dst: torch.dtype | None) -> bool:
+    if dst is None or not src.is_floating_point:
+        return False
+    return not dst.is_floating_point or dst.itemsize < src.itemsize
+
+
+class _OpRecorder(TorchDispatchMode):
+    """Records every aten op forward runs outside a Triton launch that is not allocation or a view."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bad: list[str] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN206
+        kwargs = kwargs or {}
+        if _Launch.depth == 0:
+            name = func.overloadpacket.__name__
+            if name not in ALLOWED_OPS:
+                self.bad.append(f"aten.{name}")
+            elif name == "copy_" and args[0].dtype != args[1].dtype and _lowers_precision(args[1].dtype, args[0].dtype):
+                self.bad.append(f"aten.copy_ ({args[1].dtype} to {args[0].dtype})")
+            elif name == "_to_copy" and _lowers_precision(args[0].dtype, kwargs.get("dtype")):
+                self.bad.append(f"aten._to_copy (to {kwargs.get('dtype')})")
+        return func(*args, **kwargs)
+
+
+def _plain_cpu(out):  # noqa: ANN001, ANN202
+    """Outputs as plain CPU tensors (a tensor subclass must not reach the parent's comparison)."""
+    if isinstance(out, torch.Tensor):
+        return out.detach().to("cpu").clone().as_subclass(torch.Tensor)
+    if isinstance(out, (tuple, list)):
+        return [_plain_cpu(o) for o in out]
+    raise Rejected(f"ModelNew.forward returned {type(out).__name__}, not a tensor")
+
+
+def _error_line(e: BaseException) -> str:
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    return f"{type(e).__name__}: {lines[-1]}" if lines else type(e).__name__
+
+
+def _import_submission(source: str):  # noqa: ANN202
+    """Import the exact bytes the parent linted, from a private copy, under a private name."""
+    private = tempfile.mkdtemp(prefix="kernelrun-")
+    path = os.path.join(private, "solution.py")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(source)
+    spec = importlib.util.spec_from_file_location("_kernelrun_submission", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # triton's interpreter and dataclasses look modules up by name
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:  # noqa: BLE001 - any failure of the submission is its verdict
+        raise Rejected(f"importing solution.py raised {_error_line(e)}") from e
+    if not isinstance(getattr(module, "ModelNew", None), type):
+        raise Rejected("solution.py does not define a class ModelNew")
+    return module.ModelNew
+
+
+def _poison(device: str, nbytes: int) -> None:
+    """Fill memory the allocator will hand out next with 0xFF bytes (NaN in every float dtype)."""
+    blocks = [torch.empty(n, dtype=torch.uint8, device=device) for n in (nbytes, 2 * nbytes)]
+    for b in blocks:
+        b.fill_(0xFF)
+    del blocks
+
+
+def run_rounds(job: dict, result: dict) -> None:
+    device, cuda = job["device"], job["device"] == "cuda"
+    model_new = _import_submission(job["source"])
+    if (why := _replaced()) is not None:
+        raise Rejected(f"importing solution.py: {why}")
+    buffers, model = None, None
+    for k, rnd in enumerate(job["rounds"], 1):
+        torch.manual_seed(rnd["seed"])
+        try:
+            model = model_new(*rnd["init"]).to(device)
+        except Exception as e:  # noqa: BLE001
+            raise Rejected(f"round {k}: ModelNew(...) raised {_error_line(e)}") from e
+        if buffers is None:
+            buffers = [x.to(device).clone() if isinstance(x, torch.Tensor) else x for x in rnd["inputs"]]
+        else:  # same buffers, same addresses, new values
+            for i, x in enumerate(rnd["inputs"]):
+                if isinstance(x, torch.Tensor):
+                    buffers[i].copy_(x)
+                else:
+                    buffers[i] = x
+        kept = [b.clone() if isinstance(b, torch.Tensor) else b for b in buffers]
+        _poison(device, job["poison_bytes"])
+        launches = _Launch.count
+        recorder = _OpRecorder()
+        try:
+            with torch.no_grad(), recorder:
+                out = model(*buffers)
+            if cuda:
+                torch.cuda.synchronize()
+        except Exception as e:  # noqa: BLE001
+            raise Rejected(f"round {k}: ModelNew raised {_error_line(e)}") from e
+        if (why := _replaced()) is not None:
+            raise Rejected(f"round {k}: {why}")
+        if recorder.bad:
+            raise Rejected(f"round {k}: ModelNew.forward ran torch op {recorder.bad[0]} outside a Triton kernel")
+        if job["require_kernel"] and _Launch.count == launches:
+            raise Rejected(f"round {k}: ModelNew.forward launched no Triton kernel")
+        for i, (b, c) in enumerate(zip(buffers, kept)):
+            if isinstance(b, torch.Tensor) and not torch.equal(b, c):
+                raise Rejected(f"round {k}: ModelNew.forward modified its input {i}")
+        if cuda and torch.cuda.current_stream() != torch.cuda.default_stream():
+            raise Rejected(f"round {k}: ModelNew.forward left a non-default stream current")
+        result["rounds"].append({"out": _plain_cpu(out),
+                                 "inputs": [_plain_cpu(b) if isinstance(b, torch.Tensor) else b for b in buffers]})
+    if job["time"]:
+        with torch.no_grad():
+            timing = ktiming.bench(lambda: model(*buffers))
+            out = model(*buffers)
+        if (why := _replaced()) is not None:
+            raise Rejected(f"timing: {why}")
+        outs = out if isinstance(out, (tuple, list)) else [out]
+        timing["out_bytes"] = sum(o.numel() * o.element_size() for o in outs)
+        timing["param_bytes"] = sum(t.numel() * t.element_size()
+                                    for t in [*model.parameters(), *model.buffers()])
+        result["timing"] = timing
+
+
+def main() -> int:
+    job_path, result_path = sys.argv[1], sys.argv[2]
+    if sys.stdin.readline().strip() != "go":  # the parent started this process early, then gave up
+        return 0
+    job = torch.load(job_path, weights_only=True)
+    result = {"error": None, "rounds": [], "timing": None, "device": "cuda" if torch.cuda.is_available() else "cpu"}
+    try:
+        run_rounds(job, result)
+    except Rejected as r:
+        result["error"] = str(r)
+    torch.save(result, result_path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

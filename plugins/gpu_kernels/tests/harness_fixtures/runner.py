@@ -1,0 +1,41 @@
+"""Runs the real verifier entry point (kernelcheck.py) on a fixture problem, as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+FIXTURES = Path(__file__).parent
+HACKS = FIXTURES / "hacks"
+VERIFIER = FIXTURES.parents[1] / "autoenvscaling_gpu_kernels" / "verifier"
+PROBLEMS = ("softmax", "l2norm", "frobenius", "rowmin", "linear_relu")
+
+
+@dataclass
+class Verdict:
+    reward: int
+    report: dict
+    stdout: str
+
+    @property
+    def reason(self) -> str:
+        return self.report["reason"]
+
+
+def kernelcheck(problem: str, solution: Path, out: Path, *, no_lint: bool = False) -> Verdict:
+    d = FIXTURES / problem
+    cmd = [sys.executable, "-E", "-s", str(VERIFIER / "kernelcheck.py"), "--spec", str(d / "spec.json"),
+           "--reference", str(d / "reference.py"), "--solution", str(solution), "--out", str(out)]
+    if no_lint:
+        cmd.append("--no-lint")
+    env = {**os.environ, "TRITON_INTERPRET": "1", "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    reward = int((out / "reward.txt").read_text().strip())
+    report = json.loads((out / "kernel.json").read_text())
+    assert report["reward"] == reward
+    return Verdict(reward, report, proc.stdout)
