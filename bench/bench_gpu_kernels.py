@@ -9,7 +9,7 @@ interpreter, and admission through the gates.
    (lint, build, oracle, null, reset, flakiness, decontamination, near-duplicate): admitted per
    minute, every rejection with its reason.
 
-    .venv/bin/python bench/bench_gpu_kernels.py [--tasks 100] [--admit 12] [--jobs 2] [--log FILE]
+    .venv/bin/python bench/bench_gpu_kernels.py [--tasks 100] [--admit 100] [--jobs 2] [--log FILE]
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def interpreter_check(tasks: list, jobs: int, log: Path) -> dict:
         return {"name": task.name, "family": task.provenance.family, "difficulty": task.provenance.difficulty,
                 "dtype": task.provenance.parameters["dtype"], "oracle": oracle.reward, "oracle_reason": oracle.reason,
                 "oracle_seconds": round(oracle_s, 2), "nop": nop.reward, "nop_reason": nop.reason,
-                "nop_seconds": round(time.perf_counter() - t0, 2)}
+                "nop_seconds": round(time.perf_counter() - t0, 2)} | {"nop_reason": nop.reason.replace(str(folder), "TASK")}
 
     start = time.perf_counter()
     with log.open("a") as fh, ThreadPoolExecutor(jobs) as pool:
@@ -131,7 +131,7 @@ async def admission(tasks: list, jobs: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=100, help="generated tasks checked in the interpreter")
-    parser.add_argument("--admit", type=int, default=12, help="of those, tasks validated through the gates (0 skips)")
+    parser.add_argument("--admit", type=int, default=100, help="of those, tasks validated through the gates (0 skips)")
     parser.add_argument("--jobs", type=int, default=2, help="harness runs / validations at once")
     parser.add_argument("--seed", type=int, default=0, help="first seed")
     parser.add_argument("--log", type=Path, default=Path("bench-gpu-kernels.jsonl"), help="per-task results (resume)")
@@ -140,8 +140,8 @@ def main() -> None:
     tasks, rate = bench_generation(wanted)
     out = {"generated_per_minute": rate, **interpreter_check(tasks, args.jobs, args.log)}
     if args.admit:
-        sample = [tasks[i] for i in range(0, len(tasks), max(1, len(tasks) // args.admit))][:args.admit]
-        out["admission"] = asyncio.run(admission(sample, args.jobs))
+        # the first N: they cycle through every family, then every difficulty
+        out["admission"] = asyncio.run(admission(tasks[:args.admit], args.jobs))
     print(json.dumps(out))
 
 

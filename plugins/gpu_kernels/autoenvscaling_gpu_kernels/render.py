@@ -98,6 +98,12 @@ the runtime of `ModelNew` must also be between {lo:g} and {hi:g} times that of `
 implausibly so). Without a GPU the kernels run in Triton's interpreter on small sizes and only
 correctness is checked.
 
+The reference, as `/app/reference.py` holds it:
+
+```python
+{problem.reference_source.rstrip()}
+```
+
 Check your work with `python3 /app/check.py` (small sizes; it sets `TRITON_INTERPRET=1` when there is
 no GPU, and so should you to run Triton yourself on a CPU).
 """

@@ -7,6 +7,7 @@ script for a lent GPU machine imports the families without the platform's other 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +18,14 @@ DTYPES = ("float32", "float16", "bfloat16")
 RTOL = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 3e-2}
 #: runtime ratio ModelNew / Model accepted on CUDA (the paper's kernel task used [0.05, 0.60])
 DEFAULT_BAND = (0.05, 0.60)
+
+
+def a(words: str) -> str:
+    """``words`` with its indefinite article: "an 8192 x 4096 tensor", "a 4096 x 8192 tensor"."""
+    digits = re.match(r"\d+", words)
+    vowel = words[:1].lower() in "aeiou" if not digits else (
+        digits.group().startswith("8") or (digits.group()[:2] in ("11", "18") and len(digits.group()) % 3 == 2))
+    return f"{'an' if vowel else 'a'} {words}"
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from .base import DEFAULT_BAND, Problem
+from .base import DEFAULT_BAND, Problem, a
 from .elementwise_chain import ACTIVATIONS, TANH_JIT, activation, decimal, pick_dtype
 
 NAME = "bias_activation"
@@ -117,7 +117,7 @@ class ModelNew(nn.Module):
         return out
 '''
     shape = " x ".join(str(v) for v in gpu.values())
-    operation = f"{words} on a {shape} {dtype} tensor x, with bias{' and gamma' if variant == 'bias_act_gamma' else ''} " \
+    operation = f"{words} on {a(f'{shape} {dtype}')} tensor x, with bias{' and gamma' if variant == 'bias_act_gamma' else ''} " \
                 f"learned per column of the last dimension"
     if residual:
         operation += " and a residual r" + (" broadcast over the middle dimension" if three_d else "")

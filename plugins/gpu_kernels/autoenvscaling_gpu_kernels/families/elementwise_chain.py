@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 
-from .base import DEFAULT_BAND, Problem
+from .base import DEFAULT_BAND, Problem, a
 
 NAME = "elementwise_chain"
 DESCRIPTION = "Fuse a chain of elementwise ops (scales, shifts, activations, clamps) into one kernel."
@@ -200,11 +200,11 @@ class ModelNew(nn.Module):
         shape_words += " (a transposed, non-contiguous view)"
     if two_inputs:
         shape_words += {"same": " and a same-shaped tensor y", "row": f" and a length-{gpu['COLS']} vector y broadcast over rows",
-                        "column": f" and a {gpu['ROWS']} x 1 column y broadcast over columns"}[layout]
+                        "column": f" and {a(str(gpu['ROWS']))} x 1 column y broadcast over columns"}[layout]
     return Problem(
         family=NAME, variant=variant, level=level, dtype=dtype,
         reference_source=reference, solution_source=solution,
-        operation=f"the elementwise expression {words} on a {shape_words}",
+        operation=f"the elementwise expression {words} on {a(shape_words)}",
         cpu_shapes=cpu, gpu_shapes=gpu,
         params={"ops": ops, "two_inputs": two_inputs, "y_layout": layout, "x_transposed": x_transposed,
                 "dtype": dtype, "cpu_shapes": cpu, "gpu_shapes": gpu},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from .base import Problem
+from .base import Problem, a
 from .elementwise_chain import ACTIVATIONS, TANH_JIT, activation, decimal, pick_dtype
 
 NAME = "matmul_epilogue"
@@ -112,7 +112,7 @@ def build(rng: random.Random, level: int) -> Problem:
         extra_args = "r, self.scale, " if residual else "self.scale, "
         operands = "        M, K = a.shape\n        N = b.shape[1]"
         b_strides = "b.stride(0), b.stride(1)"
-        what = f"a {gpu['M']} x {gpu['K']} matrix a times a {gpu['K']} x {gpu['N']} matrix b, scaled by {scale}" \
+        what = f"{a(str(gpu['M']))} x {gpu['K']} matrix a times {a(str(gpu['K']))} x {gpu['N']} matrix b, scaled by {scale}" \
             + (", plus a residual r" if residual else "")
     consts = "\n".join(f"{k} = {v}" for k, v in gpu.items())
     body = "\n".join(f"        {line}" for line in torch_lines)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from .base import DEFAULT_BAND, Problem
+from .base import DEFAULT_BAND, Problem, a
 from .elementwise_chain import pick_dtype
 
 NAME = "reduction"
@@ -117,12 +117,12 @@ def build(rng: random.Random, level: int) -> Problem:
     shape = " x ".join(str(v) for v in gpu.values())
     if variant == "frobenius":
         forward, what = "x / torch.linalg.vector_norm(x)", "x divided by its Frobenius norm"
-        operation = f"x divided by its Frobenius norm (the L2 norm of all its elements), for a {shape} {dtype} tensor x"
+        operation = f"x divided by its Frobenius norm (the L2 norm of all its elements), for {a(f'{shape} {dtype}')} tensor x"
         solution = _FROBENIUS_SOLUTION
     else:
         forward, identity, update, finish, words = _ROW[variant]
         what = f"the {words} of each row of x over the last dimension"
-        operation = f"the {words} over the last dimension of a {shape} {dtype} tensor"
+        operation = f"the {words} over the last dimension of {a(f'{shape} {dtype}')} tensor"
         block = "256" if level == 3 else "triton.next_power_of_2(D)"
         solution = _ROW_SOLUTION.format(identity=identity, update=update, finish=finish, block=block)
     consts = "\n".join(f"{k} = {v}" for k, v in gpu.items())

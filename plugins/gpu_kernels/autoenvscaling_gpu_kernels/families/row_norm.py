@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from .base import DEFAULT_BAND, Problem
+from .base import DEFAULT_BAND, Problem, a
 from .elementwise_chain import decimal, pick_dtype
 
 NAME = "row_norm"
@@ -148,7 +148,7 @@ class ModelNew(nn.Module):
     return Problem(
         family=NAME, variant=variant, level=level, dtype=dtype,
         reference_source=reference, solution_source=solution,
-        operation=f"row-wise {what}, over the last dimension of a {shape} {dtype} tensor",
+        operation=f"row-wise {what}, over the last dimension of {a(f'{shape} {dtype}')} tensor",
         cpu_shapes=cpu, gpu_shapes=gpu,
         params={"variant": variant, **({"scale": scale} if "softmax" in variant else {}),
                 **({"eps": eps} if variant in ("layernorm", "rmsnorm") else {}),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from .base import DEFAULT_BAND, Problem
+from .base import DEFAULT_BAND, Problem, a
 from .elementwise_chain import decimal, pick_dtype
 
 NAME = "scan"
@@ -134,7 +134,7 @@ def get_init_inputs():
     return Problem(
         family=NAME, variant=variant, level=level, dtype=dtype,
         reference_source=reference, solution_source=solution,
-        operation=f"the row-wise {words}, along the last dimension of a {gpu['ROWS']} x {gpu['DIM']} {dtype} tensor",
+        operation=f"the row-wise {words}, along the last dimension of {a(str(gpu['ROWS']))} x {gpu['DIM']} {dtype} tensor",
         cpu_shapes=cpu, gpu_shapes=gpu,
         params={"variant": variant, **({"scale": scale} if scaled else {}), "dtype": dtype,
                 "cpu_shapes": cpu, "gpu_shapes": gpu},
