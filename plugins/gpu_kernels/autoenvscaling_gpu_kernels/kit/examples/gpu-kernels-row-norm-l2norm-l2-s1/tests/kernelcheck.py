@@ -160,7 +160,13 @@ def _check(args: argparse.Namespace, spec: dict, source: str, child: Child, repo
         refs.append(ref)
         job_rounds.append({"seed": seed, "init": init, "inputs": inputs})
         report["rounds"].append({"seed": seed})
-    job = {"source": source, "rounds": job_rounds, "device": device, "time": cuda,
+    after_ref, after_inputs = None, []
+    if cuda:  # fresh values for one checked call after the timing (see kernelrun.py)
+        torch.manual_seed(int.from_bytes(os.urandom(8), "little") & (2**63 - 1))
+        after_inputs = list(ref_mod.get_inputs())
+        with torch.no_grad():
+            after_ref = model(*[x.to(device) if isinstance(x, torch.Tensor) else x for x in after_inputs])
+    job = {"source": source, "rounds": job_rounds, "device": device, "time": cuda, "after_timing": after_inputs,
            "require_kernel": bool(spec.get("require_kernel", True)),
            "poison_bytes": max(2 * _nbytes(refs[0]), 1 << 20)}
     result = child.run(job, float(spec.get("child_timeout_sec", 400)), report)
@@ -180,6 +186,8 @@ def _check(args: argparse.Namespace, spec: dict, source: str, child: Child, repo
         raise Rejected(result["error"])
     if len(result["rounds"]) != rounds:
         raise Rejected(f"the worker returned {len(result['rounds'])} of {rounds} rounds")
+    if cuda and (reason := kcompare.compare(result.get("after_timing"), after_ref, rtol=rtol)) is not None:
+        raise Rejected(f"after timing: {reason}")
     correct = f"correct on {rounds} rounds ({report['mode']})"
     if not cuda:
         report["timing"] = UNMEASURED

@@ -10,7 +10,9 @@ The runtime checks, per round: at least one Triton launch; no aten op outside a 
 allocation, views and same-precision copies; inputs untouched; nothing the harness relies on
 replaced; still on the default stream. Inputs live in the same buffers every round (refilled in
 place), so a cache keyed on a tensor's identity, address or shape returns the previous round's
-answer; fresh allocations sit on memory that was just filled with NaN.
+answer; fresh allocations sit on memory that was just filled with NaN. On CUDA, after the timing:
+every timed call launched a kernel, and one more call on fresh values in the same buffers goes back
+to the parent for comparison, so a forward that behaves only while it is checked is caught.
 """
 
 from __future__ import annotations
@@ -238,11 +240,30 @@ def run_rounds(job: dict, result: dict) -> None:
         result["rounds"].append({"out": _plain_cpu(out),
                                  "inputs": [_plain_cpu(b) if isinstance(b, torch.Tensor) else b for b in buffers]})
     if job["time"]:
+        calls, launches = [0], _Launch.count
+
+        def timed():  # noqa: ANN202
+            calls[0] += 1
+            return model(*buffers)
+
         with torch.no_grad():
-            timing = ktiming.bench(lambda: model(*buffers))
-            out = model(*buffers)
+            timing = ktiming.bench(timed)
         if (why := _replaced()) is not None:
             raise Rejected(f"timing: {why}")
+        if job["require_kernel"] and _Launch.count - launches < calls[0]:
+            raise Rejected("timing: some timed calls of ModelNew.forward launched no Triton kernel")
+        # One more call on fresh values in the same buffers, checked by the parent: a forward that
+        # behaves while checked and replays or skips work once timed is caught here.
+        for i, x in enumerate(job["after_timing"]):
+            if isinstance(x, torch.Tensor):
+                buffers[i].copy_(x)
+        recorder = _OpRecorder()
+        with torch.no_grad(), recorder:
+            out = model(*buffers)
+        torch.cuda.synchronize()
+        if recorder.bad:
+            raise Rejected(f"after timing: ModelNew.forward ran torch op {recorder.bad[0]} outside a Triton kernel")
+        result["after_timing"] = _plain_cpu(out)
         outs = out if isinstance(out, (tuple, list)) else [out]
         timing["out_bytes"] = sum(o.numel() * o.element_size() for o in outs)
         timing["param_bytes"] = sum(t.numel() * t.element_size()
