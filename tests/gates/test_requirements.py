@@ -240,6 +240,10 @@ def test_docker_asks_the_engine_for_the_tasks_gpus():
     [request] = backend.container_settings(toy_task(gpus=2), prepared)["device_requests"]
     assert request["Count"] == 2 and request["Capabilities"] == [["gpu"]]
     assert "device_requests" not in backend.container_settings(toy_task(), prepared)
+    # a gpu_optional task asks only for the GPUs the engine can hand out here (none on this machine)
+    optional = backend.container_settings(toy_task(gpus=2, gpu_optional=True), prepared)
+    if not host_gpus().count:
+        assert "device_requests" not in optional
 
 
 class _DomainGate(Gate):
