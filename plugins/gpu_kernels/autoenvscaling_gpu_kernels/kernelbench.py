@@ -3,7 +3,8 @@
 A problem file is a module with ``Model``, ``get_inputs()`` and ``get_init_inputs()`` and its sizes
 as module-level int constants (KernelBench writes ``batch_size = 16``, ``dim = 16384``). The importer
 keeps the file verbatim as the task's reference, finds small sizes for the Triton interpreter by
-halving the largest size constants (>= 16, never below 8; smaller ones are axes, kernel sizes, ...) until the inputs
+halving the largest size constants (ints, int expressions and tuples of them; >= 16, never below 8;
+smaller ones are axes, kernel sizes, ...) until the inputs
 and parameters fit a few thousand elements (measured on torch's meta device, nothing allocated),
 runs the reference at those sizes, and refuses degenerate problems (outputs that are constant, that
 ignore the inputs, or that zeros would match) with the reason. An answer (``ModelNew``) may sit at
@@ -23,6 +24,7 @@ from autoenvscaling.suite.formats import TaskFormat
 from autoenvscaling.tasks import Task
 
 from .families.base import DEFAULT_BAND, DTYPES, Problem
+from .verifier.ksizes import size_constants, with_sizes
 
 FAMILY = "kernelbench"
 SIZE_FLOOR = 16  # constants below this are axes, kernel sizes, counts: never shrunk
@@ -76,20 +78,10 @@ def _is_problem(path: Path) -> bool:
     return {"Model", "get_inputs", "get_init_inputs"} <= names
 
 
-def size_constants(source: str) -> dict[str, int]:
-    """Module-level ``NAME = <int literal>`` assignments, in order."""
-    out: dict[str, int] = {}
-    for node in ast.parse(source).body:
-        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                and isinstance(node.value, ast.Constant) and type(node.value.value) is int):
-            out[node.targets[0].id] = node.value.value
-    return out
-
-
-def _load(source: str, name: str, shapes: dict[str, int]) -> dict:
+def _load(source: str, name: str, sizes: dict) -> dict:
     namespace: dict = {"__name__": f"_aes_kernelbench_{re.sub(r'[^A-Za-z0-9_]', '_', name)}"}
-    exec(compile(source, name, "exec"), namespace)  # the problem file is the reference: it is meant to run
-    namespace.update(shapes)
+    # the problem file is the reference: it is meant to run
+    exec(compile(with_sizes(source, sizes), name, "exec"), namespace)
     return namespace
 
 
@@ -104,18 +96,24 @@ def _elements(namespace: dict) -> int:
             + sum(p.numel() for p in model.parameters()))
 
 
-def small_sizes(source: str, name: str) -> dict[str, int]:
-    """The size constants to override for the interpreter: halve the largest (>= SIZE_FLOOR) until
-    the problem fits CPU_BUDGET elements."""
-    sizes = {k: v for k, v in size_constants(source).items() if v >= SIZE_FLOOR}
-    shapes = dict(sizes)
-    for _ in range(200):
+def small_sizes(source: str, name: str) -> dict[str, int | list[int]]:
+    """The size constants to override for the interpreter: halve the largest size (>= SIZE_FLOOR; a
+    tuple's entries count one by one) until the problem fits CPU_BUDGET elements."""
+    sizes = size_constants(source)
+    shapes = {k: (list(v) if isinstance(v, list) else v) for k, v in sizes.items()}
+    for _ in range(400):
         if _elements(_load(source, name, shapes)) <= CPU_BUDGET:
             break
-        big = max((k for k in shapes if shapes[k] >= SIZE_FLOOR), key=lambda k: shapes[k], default=None)
+        slots = [(v, k, None) for k, v in shapes.items() if isinstance(v, int)]
+        slots += [(x, k, i) for k, v in shapes.items() if isinstance(v, list) for i, x in enumerate(v)]
+        big = max((s for s in slots if s[0] >= SIZE_FLOOR), key=lambda s: s[0], default=None)
         if big is None:  # every size is already small: the problem stays as large as it is
             break
-        shapes[big] //= 2
+        _, key, index = big
+        if index is None:
+            shapes[key] //= 2
+        else:
+            shapes[key][index] //= 2
     return {k: v for k, v in shapes.items() if v != sizes[k]}
 
 
@@ -123,9 +121,8 @@ def problem_of(source: str, name: str, *, answer: str = "", level: int = 1) -> P
     import torch
 
     try:
-        namespace = _load(source, name, {})
         cpu = small_sizes(source, name)
-        namespace.update(cpu)
+        namespace = _load(source, name, cpu)
         torch.manual_seed(0)
         inputs = namespace["get_inputs"]()
     except Exception as exc:  # the file is someone else's code: any failure is this problem's defect

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 from gk_helpers import FIXTURES, generated
@@ -19,6 +22,7 @@ from autoenvscaling_gpu_kernels.gate import GpuKernelsLintGate
 from autoenvscaling_gpu_kernels.kernelbench import KernelBenchFormat, import_problem, size_constants, small_sizes
 from autoenvscaling_gpu_kernels.render import harness_files
 from autoenvscaling_gpu_kernels.runtime import KernelHarness
+from autoenvscaling_gpu_kernels.verifier.ksizes import with_sizes
 
 FAMILIES = ["elementwise_chain", "bias_activation", "row_norm", "reduction", "scan", "matmul_epilogue"]
 KB = FIXTURES / "kernelbench" / "level1"
@@ -143,10 +147,26 @@ def test_kernelbench_import_refuses_a_degenerate_problem_with_its_reason():
     items = list(KernelBenchFormat().scan(KB))
     errors = [i for i in items if isinstance(i, TaskFormatError)]
     tasks = [i for i in items if not isinstance(i, TaskFormatError)]
-    assert [t.provenance.parameters["source"] for t in tasks] == ["12_RowSoftmax.py", "40_FrobeniusScale.py"]
+    assert [t.provenance.parameters["source"] for t in tasks] == ["12_RowSoftmax.py", "33_ChannelNorm.py",
+                                                                   "40_FrobeniusScale.py"]
     [error] = errors
     assert error.message.startswith("91_SelfDifference.py: a degenerate problem")
-    assert KernelBenchFormat().detect(KB) and KernelBenchFormat().count(KB) == 3
+    assert KernelBenchFormat().detect(KB) and KernelBenchFormat().count(KB) == 4
+
+
+def test_sizes_are_read_from_expressions_and_tuples_and_derived_constants_follow():
+    """LayerNorm's weights are not drawn from the seed, so ignoring the seed is not degenerate; the
+    derived ``feature_shape`` follows the shrunk ``rows`` and ``cols`` (``cols = 2 ** 9``)."""
+    source = (KB / "33_ChannelNorm.py").read_text()
+    assert size_constants(source) == {"batch": 64, "rows": 128, "cols": 512}  # feature_shape is derived
+    assert size_constants("N = 2048 * 2\nshape = (32768, 3)\nname = 'x'\n") == {"N": 4096, "shape": [32768, 3]}
+    assert "shape = (64, 3)" in with_sizes("shape = (32768, 3)\n", {"shape": [64, 3]})
+    task = import_problem(KB / "33_ChannelNorm.py")
+    small = json.loads(task.files["tests/spec.json"].text)["cpu_shapes"]
+    namespace: dict = {}
+    exec(with_sizes(source, small), namespace)
+    [x] = namespace["get_inputs"]()
+    assert x.numel() <= 8192 and tuple(x.shape[1:]) == namespace["feature_shape"] == (small["rows"], small["cols"])
 
 
 def test_a_kernelbench_problem_with_its_answer_is_an_admissible_task():
@@ -184,3 +204,12 @@ def test_the_command_line_generates_imports_and_checks(tmp_path):
     assert checked.exit_code == 0, checked.output
     details = json.loads(checked.output)
     assert details["reward"] == 1.0 and details["timing"]["measured"] is False
+    # the agent's own check, as it runs in the sandbox (paths pointed at the task here)
+    env = {**os.environ, "REFERENCE": str(softmax / "environment" / "app" / "reference.py"),
+           "SOLUTION": str(softmax / "solution" / "solution.py")}
+    own = subprocess.run([sys.executable, str(softmax / "environment" / "app" / "check.py")], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert own.returncode == 0 and own.stdout.startswith("ok: 3 rounds match (Triton interpreter"), own.stdout + own.stderr
+    env["SOLUTION"] = str(KB / "40_FrobeniusScale.py")  # no ModelNew there
+    assert subprocess.run([sys.executable, str(softmax / "environment" / "app" / "check.py")], env=env,
+                          capture_output=True, text=True, timeout=300).returncode != 0

@@ -17,6 +17,7 @@ import types
 from pathlib import Path
 
 from ..verifier.kcompare import compare
+from ..verifier.ksizes import with_sizes
 from .base import Problem
 
 #: seeds for inputs and weights; the two input draws must differ, as must the two weight draws
@@ -26,9 +27,8 @@ _WEIGHT_SEEDS = (1, 2)
 
 def _reference(problem: Problem) -> types.ModuleType:
     module = types.ModuleType(f"reference_{problem.family}")
-    exec(compile(problem.reference_source, f"<reference {problem.family}>", "exec"), module.__dict__)
-    for name, value in problem.cpu_shapes.items():
-        setattr(module, name, value)
+    source = with_sizes(problem.reference_source, problem.cpu_shapes)
+    exec(compile(source, f"<reference {problem.family}>", "exec"), module.__dict__)
     return module
 
 
@@ -60,14 +60,16 @@ def degenerate_reason(problem: Problem) -> str | None:
         first = model(*_inputs(ref, _INPUT_SEEDS[0]))
         second = model(*_inputs(ref, _INPUT_SEEDS[1]))
         other_weights = None
-        if list(model.parameters()):
-            other_weights = _model(ref.Model, ref, _WEIGHT_SEEDS[1])(*_inputs(ref, _INPUT_SEEDS[0]))
+        redrawn = _model(ref.Model, ref, _WEIGHT_SEEDS[1])
+        # only weights that a seed draws can be ignored (LayerNorm's ones and zeros are not drawn)
+        if any(not torch.equal(a, b) for a, b in zip(model.state_dict().values(), redrawn.state_dict().values())):
+            other_weights = redrawn(*_inputs(ref, _INPUT_SEEDS[0]))
     for i, out in enumerate(_tensors(first)):
         o = out.detach().to(torch.float64)
         if not bool(torch.isfinite(o).all()):
             return f"output {i} has non-finite values"
         rms = float(o.pow(2).mean().sqrt())
-        if o.numel() < 2 or float(o.std()) / (rms + 1e-30) < 1e-3:
+        if o.numel() > 1 and float(o.std()) / (rms + 1e-30) < 1e-3:  # a scalar (a loss) is judged below
             return f"output {i} is nearly constant"
     rtol = problem.rtol
     if compare(second, first, rtol=rtol) is None:

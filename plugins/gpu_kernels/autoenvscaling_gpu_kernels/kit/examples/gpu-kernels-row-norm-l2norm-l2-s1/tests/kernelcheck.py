@@ -26,6 +26,7 @@ if sys.path[0] != HERE:
     sys.path.insert(0, HERE)
 import kcompare  # noqa: E402
 import kernellint  # noqa: E402
+import ksizes  # noqa: E402
 
 MIN_ROUNDS = 5
 UNMEASURED = {"measured": False, "why": "no CUDA: validated for correctness only"}
@@ -46,14 +47,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def load_reference(path: str, shapes: dict | None):  # noqa: ANN202
-    """The trusted reference under a private module name, its size constants optionally replaced."""
-    import importlib.util
+    """The trusted reference under a private module name, its size constants optionally replaced
+    in its source before it runs (ksizes.py: derived constants follow)."""
+    import types
 
-    spec = importlib.util.spec_from_file_location("_kernelcheck_reference", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    for name, value in (shapes or {}).items():
-        setattr(module, name, value)  # get_inputs()/Model read the constants at call time
+    with open(path, encoding="utf-8") as f:
+        source = ksizes.with_sizes(f.read(), shapes)
+    module = types.ModuleType("_kernelcheck_reference")
+    module.__file__ = path
+    sys.modules[module.__name__] = module  # dataclasses and pickling look modules up by name
+    exec(compile(source, path, "exec"), module.__dict__)
     return module
 
 

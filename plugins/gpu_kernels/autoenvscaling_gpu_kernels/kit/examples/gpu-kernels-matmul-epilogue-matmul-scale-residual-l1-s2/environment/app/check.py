@@ -6,10 +6,12 @@ its interpreter. Usage: python3 /app/check.py [--rounds N] [--size NAME=VALUE ..
 """
 
 import argparse
+import ast
 import importlib.util
 import json
 import os
 import sys
+import types
 
 TASK = {"rtol": 0.01, "sizes": {"K": 32, "M": 32, "N": 32}}  # the task's small sizes and tolerance, filled in when the task is written
 
@@ -17,14 +19,25 @@ TASK = {"rtol": 0.01, "sizes": {"K": 32, "M": 32, "N": 32}}  # the task's small 
 def load(path, name):
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def with_sizes(source, sizes):
+    """``source`` with its top-level size assignments set to ``sizes`` (derived constants follow)."""
+    tree = ast.parse(source)
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and getattr(node.targets[0], "id", None) in sizes:
+            value = sizes[node.targets[0].id]
+            node.value = ast.parse(repr(tuple(value) if isinstance(value, list) else int(value)), mode="eval").body
+    return ast.unparse(ast.fix_missing_locations(tree))
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--size", action="append", default=[], help="NAME=VALUE, a size constant of reference.py")
+    parser.add_argument("--size", action="append", default=[], help="NAME=VALUE, a size constant of reference.py (an int or [a, b])")
     args = parser.parse_args()
     import torch
 
@@ -32,11 +45,11 @@ def main():
     if not cuda:
         os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported (by the solution)
     sizes = dict(TASK.get("sizes", {}))
-    sizes.update({k: int(v) for k, v in (s.split("=", 1) for s in args.size)})
-    ref = load("/app/reference.py", "reference")
-    if not cuda:
-        for key, value in sizes.items():
-            setattr(ref, key, value)
+    sizes.update({k: json.loads(v) for k, v in (s.split("=", 1) for s in args.size)})
+    ref = types.ModuleType("reference")
+    reference = os.environ.get("REFERENCE", "/app/reference.py")
+    with open(reference, encoding="utf-8") as f:
+        exec(compile(with_sizes(f.read(), {} if cuda else sizes), reference, "exec"), ref.__dict__)
     sol = load(os.environ.get("SOLUTION", "/app/solution.py"), "solution")
     device, rtol = ("cuda" if cuda else "cpu"), float(TASK.get("rtol", 1e-4))
     for seed in range(args.rounds):
