@@ -258,3 +258,12 @@ def _failed_row(path: Path, agent: str, status: str, error: str) -> dict[str, An
     """The row of a task that could not be attempted: the same fields as trial_summary's."""
     return {"path": str(path), "task": path.name, "agent": agent, "status": status, "reward": 0.0, "rewards": {},
             "seconds": 0.0, "error": error, "commands": 0, "cause": None, "reason": error, "verifier_view": []}
+
+
+def _add_redteam() -> None:
+    from .redteam_cmd import add_redteam_command
+
+    add_redteam_command(tasks, _backend_options, _executor, _make_backend, _catalog)
+
+
+_add_redteam()

@@ -181,12 +181,14 @@ class SolverSpec(BaseModel):
 
 
 class AgentSpec(BaseModel):
-    """An agent by its registered name; "solver" needs ``solver``."""
+    """An agent by its registered name; "solver" needs ``solver``. ``cheat``: the name is a
+    registered cheat's (redteam/), not an agent's."""
 
     model_config = _DATA
 
     name: str
     solver: SolverSpec | None = None
+    cheat: bool = False
 
 
 class ValidateJob(BaseModel):

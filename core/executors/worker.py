@@ -152,7 +152,8 @@ def _agent(job: AttemptJob, context: WorkerContext) -> Agent:
 
             raise UsageError("the solver agent needs a SolverSpec", hint="AgentSpec(name='solver', solver=SolverSpec(...))")
         return context.solver(job.setup, job.agent.solver)
-    return context.host(job.setup).agents.get(job.agent.name)()
+    host = context.host(job.setup)
+    return (host.cheats if job.agent.cheat else host.agents).get(job.agent.name)()
 
 
 async def _propose(job: ProposeJob, context: WorkerContext) -> ProposeOutcome:

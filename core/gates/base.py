@@ -16,6 +16,7 @@ from ..tasks import Task
 
 if TYPE_CHECKING:
     from ..agents.base import Agent
+    from ..plugins.host import PluginHost
     from ..runtime.trial import TrialRunner
     from ..sandbox.base import SandboxBackend
     from ..sandbox.select import BackendCatalog
@@ -89,7 +90,7 @@ DEFAULT_BACKEND = "bwrap"  # the sandbox backend tasks are built on unless one i
 
 class GateContext:
     """What gates share while validating one task: the backend, the trial runner, settings, the
-    suite's existing tasks (for near-duplicate checks) and a scratch dict for results that later
+    suite's existing tasks (for near-duplicate checks), the plugin host, and a scratch dict for results that later
     gates reuse (e.g. the build). ``backend_name`` says which backend the task is meant for even when
     no backend was started (a lint-only run): the backend's own name, else the one given, else
     DEFAULT_BACKEND. ``catalog``: the registered backends' capabilities here, against which lint
@@ -97,7 +98,8 @@ class GateContext:
 
     def __init__(self, *, backend: SandboxBackend | None, runner: TrialRunner | None, settings: GateSettings,
                  suite_tasks: list[Task] | None = None, held_out: list[str] | None = None, solver: Agent | None = None,
-                 backend_name: str | None = None, catalog: BackendCatalog | None = None) -> None:
+                 backend_name: str | None = None, catalog: BackendCatalog | None = None,
+                 host: PluginHost | None = None) -> None:
         self.backend = backend
         self.backend_name: str = (backend.name if backend is not None else None) or backend_name or DEFAULT_BACKEND
         self.runner = runner
@@ -106,6 +108,7 @@ class GateContext:
         self.held_out = held_out or []
         self.solver = solver
         self.catalog = catalog
+        self.host = host  # the plugin host the gates came from (the red-team gate takes its cheats there)
         # Free-form per-task results later gates reuse (the prepared environment, oracle runs, ...).
         self.scratch: dict[str, Any] = {}
 
@@ -128,7 +131,7 @@ class GateSettings(BaseModel):
 
 class Gate(abc.ABC):
     """One admission check. ``order``: lower runs first (lint 10, build 20, oracle 30, null 40,
-    reset 50, flaky 60, decontamination 70, near-duplicate 80, calibration 90)."""
+    red team 45, reset 50, flaky 60, decontamination 70, near-duplicate 80, calibration 90)."""
 
     name: ClassVar[str]  # the gate's id: reports, --skip and code that singles out a gate use it
     order: ClassVar[int] = 100

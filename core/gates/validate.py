@@ -183,7 +183,7 @@ class Validator:
                              hint="pass backend=make_backend('bwrap'), or skip those gates")
         return GateContext(backend=self.backend, runner=self.runner, settings=self.settings,
                            suite_tasks=self.suite_tasks, held_out=self.held_out, solver=self.solver,
-                           backend_name=self.backend_name, catalog=self.catalog)
+                           backend_name=self.backend_name, catalog=self.catalog, host=self.host)
 
     async def validate(self, task_or_path: Task | str | os.PathLike[str], label: str | None = None) -> ValidationReport:
         return await validate_task(task_or_path, self.context, gates=self.gates, host=self.host, label=label)

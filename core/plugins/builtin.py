@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # types only: nothing is imported until it is used
     from ..gates.base import Gate
     from ..llm.base import LLMBackend
     from ..proposers.base import Proposer
+    from ..redteam.cheat import Cheat
     from ..runtime.verifier_runtime import VerifierRuntime
     from ..sandbox.base import SandboxBackend
     from ..suite.formats import TaskFormat
@@ -56,6 +57,7 @@ def autoenvscaling_register_gates(registrar: Registrar[Gate]) -> None:
         ("build", "autoenvscaling.gates.runtime:BuildGate"),
         ("oracle", "autoenvscaling.gates.runtime:OracleGate"),
         ("null", "autoenvscaling.gates.runtime:NullGate"),
+        ("redteam", "autoenvscaling.gates.redteam:RedTeamGate"),
         ("reset", "autoenvscaling.gates.runtime:ResetGate"),
         ("flaky", "autoenvscaling.gates.runtime:FlakinessGate"),
         ("decontamination", "autoenvscaling.gates.text:DecontaminationGate"),
@@ -106,3 +108,19 @@ def autoenvscaling_register_prerequisites(registrar: Registrar[Prerequisite]) ->
 def autoenvscaling_register_verifier_runtimes(registrar: Registrar[VerifierRuntime]) -> None:
     registrar.add("offline", "autoenvscaling.runtime.verifier_runtime:OfflineRuntime",
                   description="shims for apt-get, curl and uv/uvx, and provisioned wheels, for offline verifiers")
+
+
+@hookimpl
+def autoenvscaling_register_cheats(registrar: Registrar[Cheat]) -> None:
+    for name, cls in GENERIC_CHEATS.items():
+        registrar.add(name, f"autoenvscaling.redteam.generic:{cls}")
+
+
+# The core's cheats (redteam/generic.py), by name: registered by path, imported when first used.
+GENERIC_CHEATS = {"nothing": "Nothing", "empty-outputs": "EmptyOutputs", "copy-inputs": "CopyInputs",
+                  "placeholder-outputs": "PlaceholderOutputs",
+                  "instruction-echo": "InstructionEcho",
+                  "wipe-workdir": "WipeWorkdir", "print-answer": "PrintAnswer", "prewrite-reward": "PrewriteReward",
+                  "linger-writer": "LingerWriter", "plant-startup-hooks": "PlantStartupHooks",
+                  "plant-optional-imports": "PlantOptionalImports", "shadow-tools": "ShadowTools",
+                  "edit-visible-tests": "EditVisibleTests", "delete-visible-tests": "DeleteVisibleTests"}

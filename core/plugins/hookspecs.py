@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # types only: a plugin module importing hookimpl must not imp
     from ..gates.base import Gate, ValidationReport
     from ..llm.base import LLMBackend
     from ..proposers.base import Proposer
+    from ..redteam.cheat import Cheat
     from ..runtime.verifier_runtime import VerifierRuntime
     from ..sandbox.base import SandboxBackend
     from ..suite.formats import TaskFormat
@@ -84,6 +85,13 @@ def autoenvscaling_register_tools(registrar: Registrar[Tool]) -> None:
 def autoenvscaling_register_verifier_runtimes(registrar: Registrar[VerifierRuntime]) -> None:
     """Register ``VerifierRuntime`` classes: what verifiers need at verification time, provided
     read-only and out of the agent's reach (the offline shims, a browser client, a timing harness)."""
+
+
+@hookspec
+def autoenvscaling_register_cheats(registrar: Registrar[Cheat]) -> None:
+    """Register ``Cheat`` classes: scripted agents that try to earn reward without doing the task,
+    each with a positive control. The red-team gate runs the cheap ones on every candidate task;
+    ``autoenvscaling tasks redteam`` runs them all. Name a domain's cheats ``<domain>.<cheat>``."""
 
 
 @hookspec

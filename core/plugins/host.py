@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ..gates.base import Gate, ValidationReport
     from ..llm.base import LLMBackend
     from ..proposers.base import Proposer
+    from ..redteam.cheat import Cheat
     from ..runtime.verifier_runtime import VerifierRuntime
     from ..sandbox.base import SandboxBackend
     from ..suite.formats import TaskFormat
@@ -53,6 +54,7 @@ KINDS: dict[str, tuple[str, str | None]] = {
     "tool": ("autoenvscaling_register_tools", "autoenvscaling.agents.tools:Tool"),
     "verifier runtime": ("autoenvscaling_register_verifier_runtimes",
                          "autoenvscaling.runtime.verifier_runtime:VerifierRuntime"),
+    "cheat": ("autoenvscaling_register_cheats", "autoenvscaling.redteam.cheat:Cheat"),
     "trainer": ("autoenvscaling_register_trainers", "autoenvscaling.trainers.base:Trainer"),
     "prerequisite": ("autoenvscaling_register_prerequisites", "autoenvscaling.plugins.prerequisites:Prerequisite"),
 }
@@ -241,6 +243,10 @@ class PluginHost:
     @property
     def verifier_runtimes(self) -> Registry[VerifierRuntime]:
         return cast("Registry[VerifierRuntime]", self.registry("verifier runtime"))
+
+    @property
+    def cheats(self) -> Registry[Cheat]:
+        return cast("Registry[Cheat]", self.registry("cheat"))
 
     @property
     def trainers(self) -> Registry[Trainer]:

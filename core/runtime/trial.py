@@ -28,7 +28,8 @@ from ..sandbox.isolation import DEFAULT_PATH
 from ..tasks import StepConfig, Task
 from .paths import AGENT_LOGS, REWARD_JSON, REWARD_TXT, TESTS_DIR, VERIFIER_LOGS, VERIFIER_RUNTIME
 from .verifier_runtime import RuntimeContext, VerifierRuntime
-from .verifier_view import INDEX_SCRIPT, ImageIndex, View, parse_index, plan_view, plugin_entry_points
+from .verifier_view import (INDEX_SCRIPT, ImageIndex, View, dependency_closure, dist_key_of, dist_modules, dist_requires,
+                            parse_index, plan_view, plugin_entry_points, verifier_imports)
 
 if TYPE_CHECKING:
     from ..plugins.host import PluginHost
@@ -404,7 +405,8 @@ class TrialRunner:
                 env.update(step.verifier.env)
         if "test.sh" not in files:
             return VerifierResult(error="no tests/test.sh")
-        view, hidden, note = await self._hide_agent_changes(task, sandbox, attempt.index)
+        imported = verifier_imports({p: d for p, (d, _) in files.items()}, task.config.verifier.imports)
+        view, hidden, note = await self._hide_agent_changes(task, sandbox, attempt.index, imported)
         await sandbox.exec(f"mkdir -p {TESTS_DIR} {VERIFIER_LOGS}", timeout=30)
         await sandbox.upload_files(files, TESTS_DIR)
         seen = view_fields(view, hidden, note)
@@ -436,34 +438,43 @@ class TrialRunner:
                               seconds=result.seconds, timed_out=result.timed_out, error=error, cause=cause,
                               runtimes=[r.name for r in self.runtimes if r.mount in mounts], **seen)
 
-    async def _hide_agent_changes(self, task: Task, sandbox: Sandbox,
-                                  index: ImageIndex | None) -> tuple[View, dict[str, str], str | None]:
+    async def _hide_agent_changes(self, task: Task, sandbox: Sandbox, index: ImageIndex | None,
+                                  imported: frozenset[str]) -> tuple[View, dict[str, str], str | None]:
         """End the agent's processes, put the changes the view hides back to the image's state, and
         remove /tests, /logs/verifier and the runtimes' mount points, all with the backend's trusted
         toolchain. Returns the view the verifier got, what was hidden (path -> rule) and a note when
         the backend could not honour the task's view."""
-        cfg = task.config.verifier
+        view = task.config.verifier.effective_view
         if not sandbox.verifier_view:
             await sandbox.end_agent_processes()
             # chmod first: without CAP_DAC_OVERRIDE, a /tests the agent made read-only would survive rm -rf
             await sandbox.exec(f"chmod -R u+rwX {TESTS_DIR} {VERIFIER_LOGS} 2>/dev/null; "
                                f"rm -rf {TESTS_DIR} {VERIFIER_LOGS} {VERIFIER_RUNTIME}", timeout=30)
             note = f"the {self.backend.name} backend cannot report an attempt's changes, so the verifier saw them all"
-            return "agent", {}, None if cfg.view == "agent" else note
+            return "agent", {}, None if view == "agent" else note
         hidden: dict[str, str] = {}
-        if cfg.view == "protected":
+        if view != "agent":
             # The image's system trees first, so that the sweep below runs the image's own shell.
-            hidden.update(await self._put_back(task, sandbox, index))
-        if await sandbox.end_agent_processes() and cfg.view == "protected":
-            hidden.update(await self._put_back(task, sandbox, index))  # what they changed meanwhile
+            hidden.update(await self._put_back(task, sandbox, index, view, imported))
+        if await sandbox.end_agent_processes() and view != "agent":
+            hidden.update(await self._put_back(task, sandbox, index, view, imported))  # what they changed meanwhile
         await sandbox.restore([TESTS_DIR, VERIFIER_LOGS, VERIFIER_RUNTIME])
-        return cfg.view, hidden, None
+        return view, hidden, None
 
-    async def _put_back(self, task: Task, sandbox: Sandbox, index: ImageIndex | None) -> dict[str, str]:
-        """One round of the protected view: the paths its rules hide, put back (path -> rule)."""
+    async def _put_back(self, task: Task, sandbox: Sandbox, index: ImageIndex | None, view: View,
+                        imported: frozenset[str]) -> dict[str, str]:
+        """One round of the view: the paths its rules hide, put back (path -> rule)."""
         cfg = task.config.verifier
-        plan = plan_view(cfg.view, await sandbox.changes(), index or ImageIndex(), workdir=sandbox.workdir,
-                         agent_paths=cfg.agent_paths)
+        changes = await sandbox.changes()
+        plan = plan_view(view, changes, index or ImageIndex(), workdir=sandbox.workdir, agent_paths=cfg.agent_paths,
+                         outputs=cfg.outputs, imported=imported)
+        if plan.imported_added and plan.added_dists:
+            # The tests import a package the agent installed: its dependencies the agent installed
+            # with it are imported too (read from the distributions' own metadata).
+            extra = dependency_closure(plan.imported_added, await self._dists(sandbox, plan.added_dists))
+            if extra - imported:
+                plan = plan_view(view, changes, index or ImageIndex(), workdir=sandbox.workdir,
+                                 agent_paths=cfg.agent_paths, outputs=cfg.outputs, imported=imported | extra)
         hidden = dict(plan.restore)
         if hidden:  # image state first: every later command (tar for the uploads too) runs the image's programs
             await sandbox.restore(list(hidden))
@@ -474,6 +485,19 @@ class TrialRunner:
                 await sandbox.restore(plugins)
             hidden.update({path: "pytest plugin" for path in plugins})
         return hidden
+
+    @staticmethod
+    async def _dists(sandbox: Sandbox, dist_infos: tuple[str, ...]) -> dict[str, tuple[str, set[str], set[str]]]:
+        """dist-info path -> (distribution key, its top-level modules, the keys it requires)."""
+        out = {}
+        for path in dist_infos[:500]:
+            text = {}
+            for name in ("METADATA", "RECORD", "top_level.txt"):
+                data = await sandbox.read_file(f"{path}/{name}")
+                text[name] = data.decode("utf-8", errors="replace") if data is not None else ""
+            out[path] = (dist_key_of(path), dist_modules(text["RECORD"], text["top_level.txt"] or None),
+                         dist_requires(text["METADATA"]))
+        return out
 
 
 class _Attempt(BaseModel):

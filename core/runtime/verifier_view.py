@@ -24,7 +24,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..sandbox.base import FileChange
 
-View = Literal["protected", "agent"]
+View = Literal["protected", "outputs", "agent"]
+# Kept visible in every view: Harbor's agent logs (a verifier may read what the agent reported).
+ALWAYS_VISIBLE: tuple[str, ...] = ("/logs/agent",)
 
 # Trees whose existing entries the agent may not replace: programs, libraries, the dynamic loader's
 # configuration and the interpreters' own configuration. The image's PATH and Python path
@@ -64,7 +66,12 @@ class ImageIndex(BaseModel):
 
 class ViewPlan(BaseModel):
     """The paths to put back to the image's state, each with the rule that chose it, and the added
-    ``entry_points.txt`` files to read (after the restores) for ``[pytest11]`` plugins."""
+    ``entry_points.txt`` files to read (after the restores) for ``[pytest11]`` plugins.
+
+    ``added_dists``: the ``*.dist-info`` directories the agent added to a Python path directory, and
+    ``imported_added``: the modules the agent added that the tests import. When both are non-empty the
+    runner reads those distributions' requirements and plans again with them imported too (a package
+    the task asked the agent to install brings its dependencies)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -72,24 +79,47 @@ class ViewPlan(BaseModel):
     restore: dict[str, str] = Field(default_factory=dict)  # path -> why
     entry_points: tuple[str, ...] = ()
     kept_by_agent_paths: int = 0  # changes a rule would have hidden that agent_paths kept visible
+    added_dists: tuple[str, ...] = ()
+    imported_added: tuple[str, ...] = ()
 
 
 def plan_view(view: View, changes: Iterable[FileChange], index: ImageIndex, *, workdir: str = "/",
-              agent_paths: Iterable[str] = ()) -> ViewPlan:
-    """The paths the verifier must see as the image has them. View "agent" keeps every change."""
+              agent_paths: Iterable[str] = (), outputs: Iterable[str] = (),
+              imported: Iterable[str] | None = None) -> ViewPlan:
+    """The paths the verifier must see as the image has them. View "agent" keeps every change;
+    "protected" hides what would change the programs and modules the verifier runs; "outputs" also
+    hides every change outside the declared ``outputs`` (and their parent directories).
+
+    ``imported``: the top-level modules the verifier imports by name (``verifier_imports``); a module the
+    agent added to a directory Python searches is hidden unless it is one of them (None: no such rule,
+    only modules that shadow the image's are hidden)."""
     if view == "agent":
         return ViewPlan(view=view)
     keep = tuple(_norm(p) for p in agent_paths)
+    outs = tuple(_norm(p) for p in outputs)
+    names = None if imported is None else frozenset(imported)
     trees = index.protected_trees()
     path_dirs = {_norm(d) for d in index.path_dirs}
     python_dirs = {_norm(d) for d in index.python_dirs}
     workdir = _norm(workdir)
     restore: dict[str, str] = {}
     entry_points: list[str] = []
+    dists: list[str] = []
+    imported_added: list[str] = []
     kept = 0
+    changes = list(changes)
+    code_dirs = _code_dirs(changes)
     for change in changes:
         path = _norm(change.path)
-        why = _rule(change, path, trees, path_dirs, python_dirs, index, workdir)
+        why = None
+        if view == "outputs" and not _visible_output(change, path, outs):
+            why = "not a declared output"
+        module = _added_module(change, path, python_dirs, workdir)
+        why = why or _rule(change, path, trees, path_dirs, python_dirs, index, workdir, names, module, code_dirs)
+        if module and names is not None and module in names and module not in index.modules:
+            imported_added.append(module)
+        if not why and change.kind == "added" and _is_dist_info(path, python_dirs):
+            dists.append(path)
         ep = why is None and change.kind == "added" and _is_entry_points(path)
         if not why and not ep:
             continue
@@ -101,11 +131,27 @@ def plan_view(view: View, changes: Iterable[FileChange], index: ImageIndex, *, w
         else:
             entry_points.append(path)
     return ViewPlan(view=view, restore=_outermost(restore), entry_points=tuple(sorted(entry_points)),
-                    kept_by_agent_paths=kept)
+                    kept_by_agent_paths=kept, added_dists=tuple(sorted(dists)),
+                    imported_added=tuple(sorted(set(imported_added))))
+
+
+def _visible_output(change: FileChange, path: str, outputs: tuple[str, ...]) -> bool:
+    """Whether the outputs view lets the verifier see this change: it is a declared output, lies under
+    one, or is a directory on the way to one (only as a directory: a symlink there is put back),
+    or lies under a path every view keeps."""
+    if any(_under(path, p) for p in (*outputs, *ALWAYS_VISIBLE)):
+        return True
+    ancestor = any(_under(p, path) for p in (*outputs, *ALWAYS_VISIBLE))
+    if ancestor:
+        return change.kind != "deleted" and change.is_dir and not change.replaced
+    # A directory the agent modified (an entry added or removed below it) is not itself put back:
+    # its changed entries are, one by one. Only added, deleted or replaced directories go whole.
+    return change.kind == "modified" and change.is_dir and not change.replaced
 
 
 def _rule(change: FileChange, path: str, trees: tuple[str, ...], path_dirs: set[str], python_dirs: set[str],
-          index: ImageIndex, workdir: str) -> str | None:
+          index: ImageIndex, workdir: str, imported: frozenset[str] | None, module: str | None,
+          code_dirs: set[str]) -> str | None:
     """Why this change must be hidden from the verifier, or None."""
     name = PurePosixPath(path).name
     parent = str(PurePosixPath(path).parent)
@@ -133,11 +179,127 @@ def _rule(change: FileChange, path: str, trees: tuple[str, ...], path_dirs: set[
     # from /etc/passwd, which the agent may edit, and uv's installer puts ~/.local/bin first on PATH.
     if (parent in path_dirs or parent.endswith("/.local/bin")) and name in index.executables:
         return "shadows an image program"
-    module = _MODULE.match(name)
-    top_site = parent in python_dirs or parent.endswith(("/site-packages", "/dist-packages"))
-    if module and module.group(1) in index.modules and (top_site or parent == workdir):
+    if module and module in index.modules:
         return "shadows an image Python module"
+    runs = path in code_dirs if change.is_dir else path.endswith(_CODE_SUFFIXES)
+    if module and imported is not None and module not in imported and runs:
+        # A library of the verifier's may import it only if present (openpyxl tries defusedxml):
+        # code the agent added would run inside the verifier without the tests asking for it.
+        return "a Python module the tests do not import"
     return None
+
+
+_CODE_SUFFIXES = (".py", ".pyc", ".pyw", ".so")
+
+
+def _code_dirs(changes: list[FileChange]) -> set[str]:
+    """Every directory that holds an added Python file (at any depth): an added directory runs code
+    on import (as a regular or namespace package) only if it does; ``/app/results`` of CSVs does not."""
+    dirs: set[str] = set()
+    for change in changes:
+        if change.kind == "added" and not change.is_dir and change.path.endswith(_CODE_SUFFIXES):
+            parent = PurePosixPath(_norm(change.path)).parent
+            while str(parent) != "/" and str(parent) not in dirs:
+                dirs.add(str(parent))
+                parent = parent.parent
+    return dirs
+
+
+def _added_module(change: FileChange, path: str, python_dirs: set[str], workdir: str) -> str | None:
+    """The top-level module name of an added entry in a directory Python searches (a Python path
+    directory, any site-/dist-packages, the verifier's working directory), else None."""
+    if change.kind != "added":
+        return None
+    p = PurePosixPath(path)
+    parent = str(p.parent)
+    top_site = parent in python_dirs or parent.endswith(("/site-packages", "/dist-packages"))
+    if not (top_site or parent == workdir):
+        return None
+    module = _MODULE.match(p.name)
+    if not module or (not change.is_dir and p.suffix not in ("", *_CODE_SUFFIXES)):
+        return None  # a data file is no module
+    return module.group(1)
+
+
+def _is_dist_info(path: str, python_dirs: set[str]) -> bool:
+    p = PurePosixPath(path)
+    parent = str(p.parent)
+    return p.name.endswith(".dist-info") and (parent in python_dirs or parent.endswith(("/site-packages", "/dist-packages")))
+
+
+# What in a verifier's files names a module it runs: import statements (in Python files and in
+# ``python -c`` lines alike), ``-m NAME``, importlib calls by name, and ``NAME.py`` paths it loads.
+_IMPORT_NAMES = (
+    re.compile(r"(?:^|[\s;:(\"'])(?:import|from)\s+([A-Za-z_]\w*)", re.M),
+    re.compile(r"(?:^|\s)import\s+(?:[A-Za-z_][\w.]*\s*,\s*)+([A-Za-z_]\w*)", re.M),
+    re.compile(r"(?:^|\s)-m\s*([A-Za-z_]\w*)"),
+    re.compile(r"(?:import_module|__import__|find_spec|--pyargs)\(?\s*[\"']?([A-Za-z_]\w*)"),
+    re.compile(r"([A-Za-z_]\w*)\.py\b"),
+)
+
+
+def verifier_imports(files: dict[str, bytes], declared: Iterable[str] = ()) -> frozenset[str]:
+    """The top-level modules the verifier's files (tests/, by path) name: what it imports or runs
+    on purpose, plus ``declared`` (``[verifier] imports``). An ``import a, b, c`` names all three."""
+    found: set[str] = {d.split(".")[0] for d in declared}
+    for data in files.values():
+        if b"\0" in data[:4096]:
+            continue  # binary: a wheel or data file, not a script
+        text = data.decode("utf-8", errors="replace")
+        for rx in _IMPORT_NAMES:
+            found.update(m.group(1) for m in rx.finditer(text))
+        for line in re.findall(r"(?:^|[\s;])import\s+([A-Za-z_][\w., ]*)", text, re.M):
+            found.update(part.strip().split(".")[0].split(" ")[0] for part in line.split(",") if part.strip())
+    return frozenset(found)
+
+
+_REQUIRES = re.compile(r"^Requires-Dist:\s*([A-Za-z0-9][A-Za-z0-9._-]*)", re.M)
+
+
+def dist_modules(record: str, top_level: str | None) -> set[str]:
+    """The top-level modules a distribution installed: its ``top_level.txt``, else the first path
+    component of each RECORD row that is a module or package."""
+    if top_level:
+        return {line.strip() for line in top_level.splitlines() if line.strip() and _MODULE.match(line.strip())}
+    names = set()
+    for row in record.splitlines():
+        first = row.split(",", 1)[0].split("/", 1)[0]
+        if first.endswith((".dist-info", ".data")) or first in ("..", ""):
+            continue
+        m = _MODULE.match(first)
+        if m and ("/" in row.split(",", 1)[0] or first.endswith((".py", ".so"))):
+            names.add(m.group(1))
+    return names
+
+
+def dist_requires(metadata: str) -> set[str]:
+    """The distribution names a ``METADATA`` file requires, normalised (PEP 503)."""
+    return {_dist_key(m.group(1)) for m in _REQUIRES.finditer(metadata)}
+
+
+def _dist_key(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def dependency_closure(imported_added: Iterable[str], dists: dict[str, tuple[str, set[str], set[str]]]) -> set[str]:
+    """The modules of the added distributions that the imported added modules need: ``dists`` maps a
+    dist-info path to (distribution key, its modules, the keys it requires). Starts from the
+    distributions that provide an imported module and follows requirements among the added ones."""
+    by_key = {key: (mods, reqs) for key, mods, reqs in dists.values()}
+    todo = [key for key, mods, _ in dists.values() if mods & set(imported_added)]
+    seen: set[str] = set()
+    while todo:
+        key = todo.pop()
+        if key in seen or key not in by_key:
+            continue
+        seen.add(key)
+        todo.extend(by_key[key][1])
+    return {m for key in seen for m in by_key[key][0]}
+
+
+def dist_key_of(dist_info: str) -> str:
+    """``Foo_Bar-1.0.dist-info`` -> ``foo-bar``."""
+    return _dist_key(PurePosixPath(dist_info).name.rsplit(".dist-info", 1)[0].split("-")[0])
 
 
 def plugin_entry_points(entry_points: dict[str, bytes | None]) -> list[str]:

@@ -35,16 +35,30 @@ class VerifierConfig(_Section):
 
     Our additions (Harbor ignores them): ``view`` says what the verifier sees of the agent's
     changes: "protected" (default: the image's programs, libraries and interpreter start-up files,
-    plus every other change the agent made) or "agent" (the agent's filesystem as it is, Harbor's
-    behaviour, for tasks whose point is to change the toolchain). ``agent_paths`` lists paths whose
-    agent changes the verifier sees even under "protected". See docs/verification.md.
+    plus every other change the agent made, less Python modules the agent added that the tests do not
+    import), "outputs" (the pristine image plus only the paths in ``outputs``: the task's declared
+    results) or "agent" (the agent's filesystem as it is, Harbor's behaviour, for tasks whose point
+    is to change the toolchain). Declaring ``outputs`` selects "outputs" unless the view says
+    "agent". ``agent_paths`` lists paths whose agent changes the verifier sees even under
+    "protected"; ``imports`` names Python modules the agent may add that the verifier imports
+    (when its tests do not name them). See docs/verification.md.
     """
 
     timeout_sec: float = 600.0
     env: dict[str, str] = Field(default_factory=dict)
     user: str | None = None
-    view: Literal["protected", "agent"] = "protected"
+    view: Literal["protected", "outputs", "agent"] = "protected"
     agent_paths: list[str] = Field(default_factory=list)
+    outputs: list[str] = Field(default_factory=list)
+    imports: list[str] = Field(default_factory=list)
+
+    @property
+    def effective_view(self) -> Literal["protected", "outputs", "agent"]:
+        """The view the verifier gets: "agent" when asked, "outputs" when outputs are declared (or
+        asked for), else "protected"."""
+        if self.view == "agent":
+            return "agent"
+        return "outputs" if self.outputs or self.view == "outputs" else "protected"
 
 
 class AgentConfig(_Section):

@@ -11,13 +11,23 @@ Fixtures:
 - ``toy_domain``: the kit's ``ToyDomain`` (two tiny real families).
 - ``bwrap_backend``: a ``BwrapBackend`` using the shared build cache; skips when bubblewrap cannot
   run here.
+
+With ``AUTOENVSCALING_REQUIRE_BWRAP=1`` (CI sets it) a test skipped because bubblewrap cannot run
+fails instead: CI must never pass by skipping the sandbox tests. The red-team tally: cheats that tests
+run through ``autoenvscaling.testing.redteam`` (and the red-team gate) are counted per domain and the
+counts are printed at the end of the session.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any, Callable, Iterator
 
 import pytest
+
+REQUIRE_BWRAP = "AUTOENVSCALING_REQUIRE_BWRAP"
+TALLY_ENV = "AUTOENVSCALING_REDTEAM_TALLY"  # autoenvscaling.redteam.run.TALLY_ENV (not imported at start-up)
+_SANDBOX_WORDS = ("bubblewrap", "bwrap")
 
 
 @pytest.fixture
@@ -69,3 +79,44 @@ def bwrap_backend() -> Iterator[Any]:
         yield backend
     finally:
         asyncio.run(backend.aclose())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: Any, call: Any) -> Iterator[None]:
+    """Under AUTOENVSCALING_REQUIRE_BWRAP=1, a skip because bubblewrap cannot run is a failure."""
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if not report.skipped or os.environ.get(REQUIRE_BWRAP) != "1" or hasattr(report, "wasxfail"):
+        return
+    reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    if any(word in reason.lower() for word in _SANDBOX_WORDS):
+        report.outcome = "failed"
+        report.longrepr = f"{reason} [{REQUIRE_BWRAP}=1: the sandbox tests must run here, not skip]"
+
+
+def pytest_configure(config: Any) -> None:
+    """One tally file per session (workers and subprocesses inherit its path)."""
+    if not os.environ.get(TALLY_ENV) and not hasattr(config, "workerinput"):
+        import tempfile
+
+        fd, path = tempfile.mkstemp(prefix="aes-redteam-", suffix=".jsonl")
+        os.close(fd)
+        os.environ[TALLY_ENV] = path
+        config._aes_redteam_tally = path  # removed at the end of the session
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any) -> None:
+    from autoenvscaling.redteam.run import read_tally
+
+    path = os.environ.get(TALLY_ENV)
+    lines = read_tally(path) if path else []
+    if lines:
+        terminalreporter.section("red team")
+        for line in lines:
+            terminalreporter.write_line(line)
+    own = getattr(config, "_aes_redteam_tally", None)
+    if own:
+        try:
+            os.unlink(own)
+        except OSError:
+            pass

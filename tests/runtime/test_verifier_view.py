@@ -158,3 +158,92 @@ def test_the_index_script_lists_path_dirs_programs_and_python_modules(tmp_path):
     assert str(lib) in index.python_dirs and os.path.dirname(os.__file__) in index.python_dirs
     assert {"aes_probe_mod", "aes_probe_ext", "json", "os"} <= index.modules
     assert str(missing) in index.protected_trees()
+
+
+# -- modules the tests do not import (optional-import plants) ---------------------------------------
+from autoenvscaling.runtime.verifier_view import (dependency_closure, dist_modules, dist_requires,  # noqa: E402
+                                                  verifier_imports)
+
+
+@pytest.mark.parametrize("path", [
+    f"{SITE}/defusedxml.py",                                   # openpyxl imports it when present
+    "/usr/local/lib/python3.11/dist-packages/simplejson.py",
+    "/root/.local/lib/python3.11/site-packages/ujson.cpython-311-x86_64-linux-gnu.so",
+    "/app/orjson.py",                                          # the verifier's working directory
+])
+def test_an_added_module_the_tests_do_not_import_is_removed(path):
+    assert plan(added(path), imported={"openpyxl"}).restore == {path: "a Python module the tests do not import"}
+    # The positive control: the same plant without the rule (imported=None, the old planner) stays.
+    assert plan(added(path)).restore == {}
+
+
+def test_an_added_package_counts_when_it_holds_code_and_a_data_directory_does_not():
+    pkg = [added(f"{SITE}/defusedxml", is_dir=True), added(f"{SITE}/defusedxml/ElementTree.py")]
+    assert plan(*pkg, imported=set()).restore == {f"{SITE}/defusedxml": "a Python module the tests do not import"}
+    data = [added("/app/results", is_dir=True), added("/app/results/summary.csv"), added("/app/notes.txt")]
+    assert plan(*data, imported=set()).restore == {}
+
+
+def test_an_added_module_the_tests_import_stays_visible():
+    changes = [added(f"{SITE}/requests", is_dir=True), added(f"{SITE}/requests/__init__.py"),
+               added("/app/solution.py")]
+    result = plan(*changes, imported={"requests", "solution"})
+    assert result.restore == {}
+    assert result.imported_added == ("requests", "solution")
+
+
+def test_verifier_imports_reads_statements_commands_and_paths():
+    files = {
+        "test_outputs.py": b"import os, json as j\nfrom openpyxl import load_workbook\nimport numpy.linalg\n",
+        "test.sh": b"cd /app && python3 -m pytest /tests -q\npython3 -c 'import yaml; print(1)'\n"
+                   b"python3 /app/solve.py\nuvx --with requests pytest\n",
+        "loader.py": b"importlib.import_module('kernels')\n",
+        "blob.bin": b"\0import defusedxml",
+    }
+    names = verifier_imports(files, declared=["extra.sub"])
+    assert {"os", "json", "openpyxl", "numpy", "pytest", "yaml", "solve", "kernels", "extra"} <= names
+    assert "defusedxml" not in names and "requests" not in names
+
+
+def test_the_dependencies_of_an_imported_package_follow_its_metadata():
+    dists = {
+        f"{SITE}/requests-2.32.0.dist-info": ("requests", {"requests"}, dist_requires(
+            "Name: requests\nRequires-Dist: urllib3<3,>=1.21.1\nRequires-Dist: idna (>=2.5)\n")),
+        f"{SITE}/urllib3-2.2.0.dist-info": ("urllib3", dist_modules("urllib3/__init__.py,sha256=x,1\n", None), set()),
+        f"{SITE}/idna-3.7.dist-info": ("idna", {"idna"}, set()),
+        f"{SITE}/defusedxml-0.7.dist-info": ("defusedxml", {"defusedxml"}, set()),  # installed, never required
+    }
+    assert dependency_closure({"requests"}, dists) == {"requests", "urllib3", "idna"}
+    assert dependency_closure(set(), dists) == set()
+
+
+# -- the outputs view: the pristine image plus the declared outputs ---------------------------------
+def test_the_outputs_view_keeps_only_declared_outputs_and_their_directories():
+    changes = [
+        FileChange(path="/app", kind="modified", is_dir=True),
+        added("/app/out", is_dir=True), added("/app/out/report.xlsx"),
+        added("/app/scratch.txt"),
+        FileChange(path="/etc/hosts", kind="modified"),
+        added("/root/.cache", is_dir=True), added("/root/.cache/pip/x"),
+        FileChange(path="/root", kind="modified", is_dir=True),
+        FileChange(path="/srv/data.csv", kind="deleted"),
+        added("/logs/agent/trace.txt"),
+    ]
+    result = plan(*changes, view="outputs", outputs=["/app/out/report.xlsx"], imported=set())
+    assert result.restore == {"/app/scratch.txt": "not a declared output", "/etc/hosts": "not a declared output",
+                              "/root/.cache": "not a declared output", "/srv/data.csv": "not a declared output"}
+    # The same changes under the protected view stay visible: the control for each hidden one.
+    assert plan(*changes, imported=set()).restore == {}
+
+
+def test_a_symlink_on_the_way_to_an_output_is_put_back():
+    changes = [FileChange(path="/app", kind="modified", is_dir=False, replaced=True), added("/app/out.csv")]
+    assert plan(*changes, view="outputs", outputs=["/app/out.csv"], imported=set()).restore == {
+        "/app": "not a declared output"}
+
+
+def test_the_protected_rules_hold_inside_the_outputs():
+    changes = [added("/app/defusedxml.py"), added("/app/answer.py"), added("/app/json.py")]
+    result = plan(*changes, view="outputs", outputs=["/app"], imported={"answer"})
+    assert result.restore == {"/app/defusedxml.py": "a Python module the tests do not import",
+                              "/app/json.py": "shadows an image Python module"}

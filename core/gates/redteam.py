@@ -1,0 +1,52 @@
+"""The red-team gate: the cheap cheats (redteam/) run against every candidate task after the null
+gate, and a cheat that scores at or above the null threshold rejects the task with its name and
+reward. Weak verifiers (a file that exists, a keyword, an exit code, a file the agent writes) come
+from LLM proposers, from imported suites and from hand-written tasks alike, so it judges them all.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ..tasks import Task
+from .base import Evidence, GateContext, GateResult
+from .runtime import _AttemptGate, trial_evidence
+
+
+class RedTeamGate(_AttemptGate):
+    """Every cheap cheat that applies to the task (the core's and the task's domain's) must score
+    below ``settings.null_max``; the first that does not names itself in the reason."""
+
+    name = "redteam"
+    order = 45
+
+    async def check(self, task: Task, ctx: GateContext) -> GateResult:
+        from ..redteam.run import cheats_for, outcome, tally
+
+        start = time.monotonic()
+        host = ctx.host
+        if host is None:
+            from ..plugins import create_host
+
+            host = create_host()
+        cheats = cheats_for(task, host, gate_only=True)
+        evidence: list[Evidence] = []
+        rewards: dict[str, float] = {}
+        for cheat in cheats:
+            result = await self.attempt(task, ctx, cheat)
+            ev = trial_evidence(result, f"cheat {cheat.name}: {cheat.summary()}")
+            abnormal = self.abnormal(result, start, [ev])
+            if abnormal is not None:
+                return abnormal
+            got = outcome(cheat.name, result, threshold=ctx.settings.null_max)
+            rewards[cheat.name] = got.reward
+            tally(task.provenance.domain, got)
+            if got.status == "beaten":
+                why = cheat.summary().rstrip(".")
+                return self.result("fail", f"cheat {cheat.name} scored {got.reward:g} (must be < "
+                                   f"{ctx.settings.null_max:g}): {why[:1].lower() + why[1:]}",
+                                   seconds=time.monotonic() - start,
+                                   evidence=[ev, Evidence(command="red team", values={"rewards": rewards})])
+        evidence.append(Evidence(command="red team", values={"rewards": rewards, "cheats": len(cheats)}))
+        return self.result("pass", f"{len(cheats)} cheat(s) held" if cheats else "no cheat applies",
+                           seconds=time.monotonic() - start, evidence=evidence)

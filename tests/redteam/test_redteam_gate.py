@@ -1,0 +1,65 @@
+"""The red-team gate: weak verifiers (tests/fixtures/weak-verifiers: the file exists, the exit code,
+a keyword, a verdict the agent writes) pass the older gates and are rejected by the cheat that beats
+them; a sound task passes; the CLI runs the library on any folder and prints the table."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from autoenvscaling.gates.validate import validate_many
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+WEAK = FIXTURES / "weak-verifiers"
+EXPECTED = {"weak/file-exists": "copy-inputs", "weak/exit-code-only": "placeholder-outputs",
+            "weak/keyword-grep": "copy-inputs", "weak/trusts-agent-file": "instruction-echo"}
+
+
+def test_weak_verifiers_are_rejected_by_the_cheat_that_beat_them_and_a_sound_task_passes(host, bwrap):
+    paths = sorted(p for p in WEAK.iterdir() if (p / "task.toml").is_file()) + [FIXTURES / "defects" / "good"]
+    async def run():
+        return [r async for r in validate_many(paths, backend=bwrap, host=host)]
+
+    reports = {r.name: r for r in asyncio.run(run())}
+    for name, cheat in EXPECTED.items():
+        report = reports[name]
+        gates = {g.name: g for g in report.gates}
+        # The older gates admit it: the oracle scores 1 and doing nothing scores 0.
+        assert gates["oracle"].status == "pass" and gates["null"].status == "pass", report.reason
+        assert report.status == "invalid" and gates["redteam"].status == "fail", report.reason
+        assert report.reason.startswith(f"redteam: cheat {cheat} scored 1 (must be < 0.5)"), report.reason
+    good = reports["defects/good"]
+    assert good.status == "valid", good.reason
+    assert next(g for g in good.gates if g.name == "redteam").status == "pass"
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", "from autoenvscaling.cli.main import main; main()", *args],
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_redteam_command_prints_the_table_and_json():
+    out = _cli("tasks", "redteam", str(WEAK / "keyword-grep"), str(WEAK / "file-exists"),
+               "--cheat", "instruction-echo", "--cheat", "nothing", "--controls", "--json")
+    assert out.returncode == 0, out.stderr[-2000:]
+    rows = {r["task"]: r for r in json.loads(out.stdout)}
+    keyword = rows["weak/keyword-grep"]
+    assert keyword["worst_cheat"] == "instruction-echo" and keyword["worst_reward"] == 1.0
+    assert keyword["beaten_by"] == ["instruction-echo"]
+    assert {(o["cheat"], o["control"]) for o in keyword["outcomes"]} == {
+        ("instruction-echo", False), ("instruction-echo", True), ("nothing", False)}
+    assert rows["weak/file-exists"]["beaten_by"] == ["instruction-echo"]  # the file exists: a keyword is not checked
+    table = _cli("tasks", "redteam", str(WEAK / "keyword-grep"), "--cheat", "nothing")
+    assert table.returncode == 0 and "none beat it" in table.stdout and "1 nothing" in table.stdout, table.stdout
+
+
+def test_redteam_command_lists_cheats_and_refuses_an_unknown_one():
+    listing = _cli("tasks", "redteam", "--list", "--json")
+    assert listing.returncode == 0, listing.stderr
+    names = {c["name"] for c in json.loads(listing.stdout)}
+    assert {"plant-optional-imports", "placeholder-outputs", "copy-inputs", "instruction-echo"} <= names
+    bad = _cli("tasks", "redteam", str(WEAK), "--cheat", "no-such-cheat")
+    assert bad.returncode != 0 and "unknown cheat 'no-such-cheat'" in bad.stderr and "--list" in bad.stderr
