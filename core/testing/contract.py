@@ -19,8 +19,8 @@ from ..errors import AESError
 from ..gates.base import GateContext, GateSettings
 from ..tasks import Task, read_task, write_task
 
-# Gates 1-6 of DESIGN.md section 5: the ones a generated task must pass without a solver or a suite.
-RUNTIME_GATES = ("lint", "build", "oracle", "null", "reset", "flaky")
+# Gates 1-6 of DESIGN.md section 5 and the red team: what a generated task must pass without a solver or a suite.
+RUNTIME_GATES = ("lint", "build", "oracle", "null", "redteam", "reset", "flaky")
 _FAMILY_NAME = re.compile(r"^[a-z][a-z0-9_.-]{0,62}$")
 
 
@@ -31,7 +31,7 @@ def check_domain_contract(domain: Domain, *, backend: Any = None, seeds: Sequenc
     ``acheck_domain_contract``.
 
     ``backend``: a SandboxBackend; when given (and ``run_gates``), every family x difficulty task must
-    pass gates 1-6 through the validation pipeline. ``seeds``: at least two; the first is used for
+    pass gates 1-6 and the red team through the validation pipeline. ``seeds``: at least two; the first is used for
     the per-difficulty checks, the pair for "different seeds give different tasks". ``host``: the
     plugin host whose gates are used (default: a fresh strict host with the built-ins).
     """
@@ -165,7 +165,7 @@ async def _lint(task: Task, host: Any) -> list[str]:
 
 def _validator(backend: Any, host: Any) -> Any:
     """One validator for the whole check (it builds the trial runner and verifier runtime once),
-    running only gates 1-6."""
+    running only gates 1-6 and the red team."""
     from ..gates.validate import Validator
 
     settings = GateSettings(skip=tuple(n for n in host.gates.names() if n not in RUNTIME_GATES))
@@ -173,7 +173,7 @@ def _validator(backend: Any, host: Any) -> Any:
 
 
 async def _validate(task: Task, validator: Any) -> list[str]:
-    """Gates 1-6 through the core's validation pipeline."""
+    """Gates 1-6 and the red team through the core's validation pipeline."""
     report = await validator.validate(task)
     out = [] if report.valid else [f"validation: {report.status}: {report.reason}"]
     ran = {g.name: g.status for g in report.gates}

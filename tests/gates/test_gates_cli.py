@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-SANDBOX_SKIPS = ["--skip", "build", "--skip", "oracle", "--skip", "null", "--skip", "reset", "--skip", "flaky"]
+SANDBOX_SKIPS = ["--skip", "build", "--skip", "oracle", "--skip", "null", "--skip", "redteam", "--skip", "reset",
+                 "--skip", "flaky"]
 
 
 def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:

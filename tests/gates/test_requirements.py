@@ -95,7 +95,7 @@ def test_tasks_validate_json_refuses_the_gpu_task(tmp_path):
     wanted = host_gpus().count + 1
     write_task(toy_task(gpus=wanted), tmp_path / "gpu-task")
     result = _cli("tasks", "validate", "--json", "--skip", "build", "--skip", "oracle", "--skip", "null",
-                  "--skip", "reset", "--skip", "flaky", str(tmp_path / "gpu-task"))
+                  "--skip", "redteam", "--skip", "reset", "--skip", "flaky", str(tmp_path / "gpu-task"))
     assert result.returncode == 0, result.stderr
     [report] = json.loads(result.stdout)
     assert report["status"] == "invalid"
@@ -274,7 +274,7 @@ def test_a_domains_gates_judge_only_that_domains_tasks(aes_host, aes_register):
     from autoenvscaling.gates.validate import Validator
 
     aes_register(_TwoDomains(), name="two-domains")
-    sandbox_gates = ("build", "oracle", "null", "reset", "flaky")
+    sandbox_gates = ("build", "oracle", "null", "redteam", "reset", "flaky")
     validator = Validator(host=aes_host, settings=GateSettings(skip=sandbox_gates))
     base = ToyDomain().generate("write-file", seed=3)
     for domain, other in (("alpha", "beta"), ("beta", "alpha")):
