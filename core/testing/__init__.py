@@ -16,6 +16,8 @@ _EXPORTS = {
     "ScriptedAgent": "agents",
     "run_trial": "runs",
     "validate_task": "runs",
+    "check_cheat": "redteam",
+    "run_cheat": "redteam",
 }
 
 __all__ = sorted(_EXPORTS)
