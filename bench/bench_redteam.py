@@ -9,6 +9,7 @@ and print the admission rates side by side and the added seconds per admission (
 per-task differences) with their ratio.
 
     .venv/bin/python bench/bench_redteam.py [--domains terminal,professional] [--tasks 20] [--backend bwrap]
+    .venv/bin/python bench/bench_redteam.py --corpus ../shared/corpora/harbor-cookbook   # tasks from a folder
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ def main() -> None:
     parser.add_argument("--domains", default="terminal,professional")
     parser.add_argument("--tasks", type=int, default=20)
     parser.add_argument("--backend", default="bwrap")
+    parser.add_argument("--corpus", default=None, help="a folder of task directories instead of generated tasks")
     args = parser.parse_args()
 
     from autoenvscaling.plugins import create_host
@@ -70,8 +72,14 @@ def main() -> None:
     host = create_host()
     backend = make_backend(args.backend, host)
     runner = TrialRunner(backend, host=host)
-    for name in args.domains.split(","):
-        tasks = generate(host.domains.get(name)(), args.tasks)
+    if args.corpus:
+        from autoenvscaling.gates.validate import discover_tasks
+        from autoenvscaling.tasks.harbor import read_task
+
+        suites = [(args.corpus, [read_task(p) for p in discover_tasks([args.corpus])])]
+    else:
+        suites = [(name, generate(host.domains.get(name)(), args.tasks)) for name in args.domains.split(",")]
+    for name, tasks in suites:
         rows, per_task = asyncio.run(redteam(tasks, runner, host))
         counts = summary_counts(rows)
         print(f"{name}: {len(tasks)} tasks, {counts['attempts']} cheat attempts "

@@ -82,3 +82,44 @@ def test_the_outputs_view_hides_everything_but_the_outputs(host, bwrap):
     assert hidden.reward == 1.0 and seen.reward == 0.0
     step = hidden.steps[0].verifier
     assert step.view == "outputs" and step.restored_paths.get("/app/input.txt") == "not a declared output"
+
+
+def test_a_package_the_tests_import_stays_visible_with_its_dependencies(host, bwrap):
+    """A task whose point is installing a package still verifies: the tests import ``unitmath``, which
+    the agent installed with its dependency ``unitbase`` (distributions with METADATA and RECORD, as
+    pip writes them), and both stay visible. A ``simplejson`` plant installed alongside a wrong
+    package stays hidden: that attempt scores 0, and 1 under the agent's view (the control)."""
+    site = "/usr/local/lib/python3.11/dist-packages"
+    check = ("from reportlib import write_reward\nimport unitmath\n"
+             "write_reward('/logs/verifier/reward.json', 1 if unitmath.answer() == 3 else 0)\n")
+    task = read_task(TASK).with_files({"tests/check.py": check})
+    task = task.with_config(task.config.model_copy(
+        update={"verifier": task.config.verifier.model_copy(update={"outputs": []})}))
+
+    def install(three: int) -> list[str]:
+        lines = []
+        for name, requires in (("unitbase", ""), ("unitmath", "Requires-Dist: unitbase (>=1.0)\\n")):
+            info = f"{site}/{name}-1.0.dist-info"
+            lines += [f"mkdir -p {info} {site}/{name}",
+                      f"printf 'Metadata-Version: 2.1\\nName: {name}\\nVersion: 1.0\\n{requires}' > {info}/METADATA",
+                      f"printf '{name}/__init__.py,,\\n{name}-1.0.dist-info/METADATA,,\\n' > {info}/RECORD"]
+        return lines + [f"echo 'THREE = {three}' > {site}/unitbase/__init__.py",
+                        f"printf 'from unitbase import THREE\\ndef answer():\\n    return THREE\\n' > "
+                        f"{site}/unitmath/__init__.py"]
+
+    from autoenvscaling.redteam.cheat import agent_view_control
+    from autoenvscaling.testing.agents import ScriptedAgent
+
+    plant = host.cheats.get("plant-optional-imports")().commands(task, None)
+    runner = TrialRunner(bwrap, host=host)
+
+    async def run():
+        right = await runner.run(task, ScriptedAgent(*install(3)))
+        wrong_planted = await runner.run(task, ScriptedAgent(*install(4), *plant))
+        control = await runner.run(agent_view_control(task), ScriptedAgent(*install(4), *plant))
+        return right, wrong_planted, control
+
+    right, wrong_planted, control = asyncio.run(run())
+    assert right.reward == 1.0, right.steps[0].verifier.output_tail
+    assert right.steps[0].verifier.restored == 0, right.steps[0].verifier.restored_paths
+    assert wrong_planted.reward == 0.0 and control.reward == 1.0
