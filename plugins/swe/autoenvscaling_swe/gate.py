@@ -4,7 +4,8 @@
 agent's environment gives the answer away: no git metadata, byte-code or caches copied in, no file
 holding the fixed version of a changed file, no held-back test.
 
-``swe-validation`` (order 35, after the oracle): in the task's own built environment, the suite runs
+``swe-validation`` (order 35, after the oracle): in the task's own built environment, no second copy
+of the code under test lies outside the repository (suite.copies_problem), and the suite runs
 ``reruns`` times on the agent's repository and ``reruns`` times with the fix applied; suite.classify
 must admit the bug and give exactly the FAIL_TO_PASS and PASS_TO_PASS lists the task carries.
 """
@@ -22,7 +23,7 @@ from autoenvscaling.tasks import Task
 
 from .patches import PatchError, apply_patch
 from .render import DOMAIN, read_patch
-from .suite import RepoSandbox, classify
+from .suite import RepoSandbox, classify, code_modules, copies_problem
 from .generate import test_functions, test_path
 
 REPO = "environment/repo/"
@@ -128,12 +129,17 @@ class SweValidationGate(Gate):
         prepared = ctx.scratch.get(PREPARED) or await ctx.backend.prepare(task)
         timeout = float(spec.get("timeout_sec", 600))
 
-        async def runs(changed: dict[str, bytes | None]) -> list:
+        async def runs(changed: dict[str, bytes | None], *, search: bool = False) -> tuple[list, list[dict]]:
             async with RepoSandbox(ctx.backend, task, visible, bundle, timeout=timeout, prepared=prepared,
                                    name=task.name) as box:
-                return [await box.run(changed) for _ in range(self.reruns)]
+                found = await box.copies(code_modules(visible)) if search else []
+                return [await box.run(changed) for _ in range(self.reruns)], found
 
-        buggy, clean = await asyncio.gather(runs({}), runs(fixed))  # two sandboxes side by side
+        (buggy, found), (clean, _) = await asyncio.gather(runs({}, search=True), runs(fixed))  # side by side
+        problem = copies_problem(found)
+        if problem:
+            return self.result("fail", problem, seconds=time.monotonic() - start,
+                               evidence=[Evidence(command="find_copies.py", values={"copies": found[:10]})])
         verdict = classify(clean, buggy)
         values = {"fail_to_pass": len(verdict.fail_to_pass), "pass_to_pass": len(verdict.pass_to_pass),
                   "flaky": verdict.flaky[:20], "suite_seconds": round(max(r.seconds for r in clean + buggy), 3)}

@@ -25,7 +25,8 @@ from .inject import STRATEGIES, Candidate, SiteIndex, llm_candidates, mutation_c
 from .patches import unified_patch
 from .render import Instance, instance_name
 from .repos import Repository, Snapshot
-from .suite import DEFAULT_SUITE_TIMEOUT, MAX_BROKEN, Classification, RepoSandbox, SuiteRun, classify, clean_problem
+from .suite import (DEFAULT_SUITE_TIMEOUT, MAX_BROKEN, Classification, RepoSandbox, SuiteRun, classify, clean_problem,
+                    code_modules, copies_problem)
 
 MIN_LEVEL, MAX_LEVEL = 0, 3
 # Level 0, the simplest: one single-token mutation whose symptom points at its function, and at least
@@ -78,6 +79,11 @@ class SweGenerator:
         self.box = RepoSandbox.of_snapshot(self.backend, self.snapshot, timeout=self.settings.suite_timeout)
         await self.box.__aenter__()
         try:
+            # A snapshot whose clean runs an earlier generator made was already searched for copies.
+            problem = "" if self.clean else copies_problem(await self.box.copies(code_modules(self.snapshot.files)))
+            if problem:
+                raise UsageError(f"{self.snapshot.origin}: {problem}",
+                                 hint="a library the image's own packages carry cannot be the code under test")
             self.clean = self.clean or [await self.box.run() for _ in range(self.settings.reruns)]
             problem = clean_problem(self.clean)
             if not problem and self.suite_seconds > self.settings.suite_timeout / 4:

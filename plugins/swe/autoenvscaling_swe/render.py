@@ -2,9 +2,10 @@
 
     task.toml              [metadata.autoenvscaling] provenance, [metadata.swe] the SWE-bench fields
     instruction.md         the issue text and where the repository is
-    environment/Dockerfile one preamble for every swe task (python3, pytest, git), then the
-                           repository's dependencies (a layer keyed by their content: installed once
-                           per repository and commit), then the agent's repository
+    environment/Dockerfile one preamble for every swe task (python3, git, pytest from PyPI in a
+                           directory of its own), then the repository's dependencies (a layer keyed
+                           by their content: installed once per repository and commit), pip purged,
+                           then the agent's repository
     environment/repo/...   the repository as the agent gets it: buggy, held-back tests removed
     environment/deps/requirements.txt   when the repository declares dependencies
     tests/test.sh          runs swe_verify.py; the reward is 1 when every FAIL_TO_PASS and
@@ -32,12 +33,26 @@ from autoenvscaling.tasks import Task, TaskFile
 
 DOMAIN = "swe"
 WORKDIR = "/app"
+# pytest comes from PyPI into a directory of its own (on sys.path through a .pth file, and as
+# /usr/local/bin/pytest), never from Debian: python3-pytest pulls in python3-more-itertools, a copy of
+# a library someone may want bugs in. pip (and setuptools, which vendors more_itertools, and pip's own
+# vendored requests, urllib3, rich, ...) is purged once the repository's dependencies are in: nothing
+# in the image is a second copy of popular code under test (the swe-validation gate checks the rest).
+PYTEST_HOME = "/opt/aes-pytest"
+PYTEST_PINS = "pytest==8.4.2 pluggy==1.6.0 iniconfig==2.1.0 packaging==25.0 pygments==2.19.2"
 PREAMBLE = (
     "FROM debian:bookworm\n"
     "ENV LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1\n"
     "RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \\\n"
-    "    python3 python3-pytest python3-pip git ca-certificates \\\n"
+    "    python3 python3-pip git ca-certificates \\\n"
     "    && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb\n"
+    f"RUN python3 -m pip install --no-cache-dir --target {PYTEST_HOME} {PYTEST_PINS} \\\n"
+    f"    && echo {PYTEST_HOME} > /usr/lib/python3/dist-packages/aes-pytest.pth \\\n"
+    "    && printf '#!/bin/sh\\nexec python3 -m pytest \"$@\"\\n' > /usr/local/bin/pytest && chmod 755 /usr/local/bin/pytest\n"
+)
+PURGE_RUN = (
+    "RUN DEBIAN_FRONTEND=noninteractive apt-get purge -y --auto-remove python3-pip python3-setuptools python3-wheel \\\n"
+    "    && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb /root/.cache\n"
 )
 SNAPSHOT_RUN = (
     "RUN cd /app && git init -q -b main && git add -A \\\n"
@@ -112,7 +127,7 @@ def dockerfile(reqs: list[str]) -> str:
         lines += ["COPY deps/ /tmp/aes-deps/",
                   "RUN python3 -m pip install --break-system-packages --no-cache-dir -r /tmp/aes-deps/requirements.txt"
                   " && rm -rf /tmp/aes-deps /root/.cache"]
-    lines += ["WORKDIR /app", "COPY repo/ /app/", SNAPSHOT_RUN.rstrip("\n")]
+    lines += [PURGE_RUN.rstrip("\n"), "WORKDIR /app", "COPY repo/ /app/", SNAPSHOT_RUN.rstrip("\n")]
     return "\n".join(lines) + "\n"
 
 
@@ -165,7 +180,8 @@ def render(inst: Instance) -> Task:
                      "swe": {"instance_id": f"{inst.repo}__{inst.name}", "repo": inst.repo, "origin": inst.origin,
                              "base_commit": inst.base_commit, "FAIL_TO_PASS": inst.fail_to_pass,
                              "PASS_TO_PASS": inst.pass_to_pass, "held_back": inst.held_back}},
-        "verifier": {"timeout_sec": timeout + 60},
+        # The verifier sees the image as built plus the agent's repository, nothing else the agent changed.
+        "verifier": {"timeout_sec": timeout + 60, "outputs": [WORKDIR]},
         "agent": {"timeout_sec": 900.0 + 300.0 * max(1, inst.level)},
         "environment": {"build_timeout_sec": 900.0, "cpus": 1, "memory_mb": 2048, "storage_mb": 4096,
                         "workdir": WORKDIR},

@@ -6,12 +6,14 @@ changed files in place (restored afterwards). The run goes through the same ``sw
 task's verifier uses, so screening and verification agree on every outcome.
 
 ``classify`` turns the clean runs and the buggy runs into the FAIL_TO_PASS and PASS_TO_PASS lists,
-or a one-line reason to reject the bug.
+or a one-line reason to reject the bug. ``RepoSandbox.copies`` looks for a second copy of the code
+under test in the image (``copies_problem`` says why a repository with one is refused).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import shlex
 import time
 from dataclasses import dataclass, field
@@ -25,6 +27,8 @@ from .render import WORKDIR, environment_files, package_text, requirements
 from .repos import Snapshot
 
 TOOLS = "/opt/aes-swe"
+NOT_MODULES = {"setup", "conftest", "noxfile", "fabfile", "tasks", "manage", "docs", "doc", "examples", "scripts",
+               "benchmarks", "tests", "test"}
 DEFAULT_SUITE_TIMEOUT = 120.0  # seconds one run of a suite may take; the clean run must stay well under
 MAX_BROKEN = 0.5  # a bug failing more than this share of the tests breaks "most of the suite"
 
@@ -39,6 +43,7 @@ class SuiteRun:
     collection_errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
     timed_out: bool = False
+    integrity: str = ""  # why the run's report cannot be trusted (canaries, session end, exit status)
     output_tail: str = field(default="", repr=False)
 
     @classmethod
@@ -47,7 +52,8 @@ class SuiteRun:
         return cls(outcomes={t: v["outcome"] for t, v in tests.items()},
                    details={t: {k: v[k] for k in ("message", "frames") if k in v} for t, v in tests.items() if "message" in v},
                    collection_errors=list(data.get("collection_errors", [])), seconds=float(data.get("seconds", 0.0)),
-                   timed_out=bool(data.get("timed_out")), output_tail=str(data.get("output_tail", "")))
+                   timed_out=bool(data.get("timed_out")), integrity=str(data.get("integrity", "")),
+                   output_tail=str(data.get("output_tail", "")))
 
     @property
     def passed(self) -> set[str]:
@@ -82,6 +88,9 @@ def classify(clean: list[SuiteRun], buggy: list[SuiteRun], *, max_broken: float 
     if any(run.collection_errors for run in buggy):
         where = sorted({e for run in buggy for e in run.collection_errors})
         return Classification([], [], flaky, f"trivially detectable: the tests cannot even be collected ({', '.join(where[:3])})")
+    broken_run = next((run for run in buggy if run.integrity), None)
+    if broken_run is not None:
+        return Classification([], [], flaky, f"the suite does not run to its end with the bug ({broken_run.integrity})")
     stable_clean = set.intersection(*(run.passed for run in clean)) - set(flaky)
     broken = {t for t in stable_clean if all(run.outcomes.get(t) in ("failed", "error") for run in buggy)}
     still = {t for t in stable_clean if all(run.outcomes.get(t) == "passed" for run in buggy)}
@@ -105,7 +114,42 @@ def clean_problem(clean: list[SuiteRun]) -> str:
         return f"the clean test suite has collection errors ({', '.join(clean[0].collection_errors[:3])})"
     if not any(run.passed for run in clean):
         return "no test passes on the clean repository (missing dependencies? a src/ layout pytest cannot import?)"
+    if any(run.integrity for run in clean):
+        return f"the verifier cannot trust the clean suite's report: {next(r.integrity for r in clean if r.integrity)}"
     return ""
+
+
+def code_modules(files: dict[str, bytes]) -> dict[str, list[str]]:
+    """The repository's top-level modules and packages (at its root or under src/) with the public
+    names each defines: what a second copy of the code under test would be called and define."""
+    from .verifier.find_copies import public_names
+    from .verifier.swe_verify import is_config_path, is_test_path
+
+    modules: dict[str, set[str]] = {}
+    for path, data in files.items():
+        if not path.endswith(".py") or is_test_path(path) or is_config_path(path):
+            continue
+        rel = path.removeprefix("src/")
+        parts = rel.split("/")
+        top = parts[0][:-3] if len(parts) == 1 else parts[0]
+        if len(parts) > 1 and f"{path[:len(path) - len(rel)]}{top}/__init__.py" not in files:
+            continue  # a folder of scripts, not a package
+        if top in NOT_MODULES or not top.isidentifier():
+            continue
+        modules.setdefault(top, set()).update(public_names(data.decode("utf-8", "replace")))
+    return {name: sorted(names) for name, names in sorted(modules.items()) if names}
+
+
+def copies_problem(found: list[dict]) -> str:
+    """Why a repository cannot make tasks in this image ("" when it can): a copy defining at least half
+    of a module's public names (and two of them) already lies in the image."""
+    copies = [c for c in found if c["shared"] >= max(2, math.ceil(c["of"] / 2))]
+    if not copies:
+        return ""
+    first = copies[0]
+    return (f"the image already holds a copy of the code under test: {first['module']} at {first['path']} "
+            f"defines {first['shared']} of its {first['of']} public names ({len(copies)} copies in all); "
+            "an agent could copy it over the bug")
 
 
 def _unstable(runs: list[SuiteRun]) -> set[str]:
@@ -150,6 +194,7 @@ class RepoSandbox:
             await self.sandbox.start()
             bundle = {f"bundle/{p}": (d, False) for p, d in self.bundle.items()}
             await self.sandbox.upload_files({"swe_verify.py": (package_text("verifier", "swe_verify.py").encode(), False),
+                                             "find_copies.py": (package_text("verifier", "find_copies.py").encode(), False),
                                              **bundle}, TOOLS)
         except BaseException:
             await self.sandbox.close()
@@ -170,7 +215,7 @@ class RepoSandbox:
         try:
             out = f"{TOOLS}/report.json"
             result = await self.sandbox.exec(
-                f"python3 {TOOLS}/swe_verify.py report --workdir {WORKDIR} --bundle {TOOLS}/bundle --out {out} "
+                f"python3 -I {TOOLS}/swe_verify.py report --workdir {WORKDIR} --bundle {TOOLS}/bundle --out {out} "
                 f"--timeout {limit:g} && cat {out}", timeout=limit + 60, cwd="/", output_limit=16 << 20)
             if result.exit_code != 0:
                 last = (result.stderr or result.stdout).strip().splitlines()[-1:] or [f"exit {result.exit_code}"]
@@ -178,6 +223,20 @@ class RepoSandbox:
             return SuiteRun.from_report(json.loads(result.stdout))
         finally:
             await self._apply({p: self.files.get(p) for p in changed})
+
+    async def copies(self, modules: dict[str, list[str]]) -> list[dict]:
+        """Modules and packages in the sandbox's image, outside the repository, named like one of
+        ``modules`` (``code_modules``), with how many of its names each defines."""
+        assert self.sandbox is not None, "use RepoSandbox as an async context manager"
+        if not modules:
+            return []
+        request = json.dumps({"modules": modules, "exclude": [WORKDIR, TOOLS]}).encode()
+        result = await self.sandbox.exec(f"python3 -I {TOOLS}/find_copies.py", timeout=300, cwd="/", stdin=request,
+                                         output_limit=16 << 20)
+        if result.exit_code != 0:
+            last = (result.stderr or result.stdout).strip().splitlines()[-1:] or [f"exit {result.exit_code}"]
+            raise SandboxError(f"looking for copies of {self.name} failed: {last[0]}")
+        return json.loads(result.stdout)
 
     async def _apply(self, changed: dict[str, bytes | None]) -> None:
         assert self.sandbox is not None

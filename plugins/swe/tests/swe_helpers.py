@@ -274,3 +274,136 @@ def validate(task, *, skip=(), backend_name: str = "bwrap"):
             await backend.aclose()
 
     return asyncio.run(go())
+
+
+# A small library that shares its name and part of its API with more-itertools, which Debian's
+# python3-pytest pulls in (python3-more-itertools) and setuptools vendors: the case of a repository
+# whose code under test the image may already hold a copy of.
+CHUNKED_BUGGY = "        if len(chunk) < n:\n            return\n"
+CHUNKED_FIXED = "        if not chunk:\n            return\n"
+MORE = '''"""Iterator helpers."""
+
+from itertools import islice
+
+_marker = object()
+
+
+def chunked(iterable, n, strict=False):
+    """Break *iterable* into lists of length *n*; the last one may be shorter."""
+    iterator = iter(iterable)
+    while True:
+        chunk = list(islice(iterator, n))
+''' + CHUNKED_FIXED + '''        yield chunk
+
+
+def first(iterable, default=_marker):
+    """The first item of *iterable*, or *default*; ValueError when empty without a default."""
+    for item in iterable:
+        return item
+    if default is _marker:
+        raise ValueError("first() was called on an empty iterable")
+    return default
+
+
+def last(iterable, default=_marker):
+    """The last item of *iterable*, or *default*; ValueError when empty without a default."""
+    item = default
+    for item in iterable:
+        pass
+    if item is _marker:
+        raise ValueError("last() was called on an empty iterable")
+    return item
+
+
+def ilen(iterable):
+    """The number of items in *iterable*."""
+    return sum(1 for _ in iterable)
+'''
+RECIPES = '''"""Recipes from the itertools documentation."""
+
+from collections import deque
+from itertools import islice
+
+
+def take(n, iterable):
+    """The first *n* items of *iterable* as a list."""
+    return list(islice(iterable, n))
+
+
+def tail(n, iterable):
+    """An iterator over the last *n* items of *iterable*."""
+    return iter(deque(iterable, maxlen=n))
+
+
+def nth(iterable, n, default=None):
+    """The *n*-th item of *iterable*, or *default*."""
+    return next(islice(iterable, n, None), default)
+
+
+def quantify(iterable, pred=bool):
+    """How many times *pred* is true for the items of *iterable*."""
+    return sum(map(pred, iterable))
+'''
+MORE_TESTS = '''import pytest
+
+from more_itertools import chunked, first, ilen, last, nth, quantify, tail, take
+
+
+def test_chunked_even():
+    assert list(chunked([1, 2, 3, 4], 2)) == [[1, 2], [3, 4]]
+
+
+def test_chunked_uneven():
+    assert list(chunked([1, 2, 3, 4, 5], 2)) == [[1, 2], [3, 4], [5]]
+
+
+def test_chunked_short():
+    assert list(chunked("ab", 3)) == [["a", "b"]]
+
+
+def test_chunked_empty():
+    assert list(chunked([], 3)) == []
+
+
+def test_first():
+    assert first([3, 4]) == 3 and first([], "x") == "x"
+    with pytest.raises(ValueError):
+        first([])
+
+
+def test_last():
+    assert last(range(5)) == 4 and last([], None) is None
+
+
+def test_ilen():
+    assert ilen(x for x in range(10) if x % 3 == 0) == 4
+
+
+def test_take_and_tail():
+    assert take(2, range(10)) == [0, 1] and list(tail(2, range(10))) == [8, 9]
+
+
+def test_nth():
+    assert nth(range(10), 3) == 3 and nth(range(3), 5, "none") == "none"
+
+
+def test_quantify():
+    assert quantify([0, 1, 2, 0]) == 2
+'''
+
+
+def more_itertools_repo(root: Path) -> Path:
+    """``root/more-itertools``: a git repository whose second commit fixes chunked()."""
+    repo = root / "more-itertools"
+    (repo / "more_itertools").mkdir(parents=True)
+    (repo / "tests").mkdir()
+    (repo / "more_itertools" / "__init__.py").write_text("from .more import *  # noqa\nfrom .recipes import *  # noqa\n")
+    (repo / "more_itertools" / "more.py").write_text(MORE.replace(CHUNKED_FIXED, CHUNKED_BUGGY))
+    (repo / "more_itertools" / "recipes.py").write_text(RECIPES)
+    (repo / "tests" / "test_more.py").write_text(MORE_TESTS)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "First version")
+    (repo / "more_itertools" / "more.py").write_text(MORE)
+    git(repo, "commit", "-qam", "Fix chunked() dropping the last chunk when it is shorter", date=1_690_100_000)
+    return repo

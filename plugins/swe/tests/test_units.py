@@ -1,5 +1,6 @@
-"""The swe plugin's pure parts, no sandbox: test outcomes from real pytest JUnit reports, the
-classification rules, patches, held-back tests, issue text and its leak check, the lint gate."""
+"""The swe plugin's pure parts, no sandbox: test outcomes from the verifier's recorder in real pytest
+runs, canaries that expose forged reports, the classification rules, patches, held-back tests, issue
+text and its leak check, the lint gate, what counts as a second copy of the code under test."""
 
 from __future__ import annotations
 
@@ -24,9 +25,10 @@ def run(outcomes: dict[str, str], **kw) -> SuiteRun:
 CLEAN = {f"t.py::test_{i}": "passed" for i in range(10)}
 
 
-def test_junit_outcomes_come_from_pytests_own_report(tmp_path):
+def test_outcomes_come_from_the_recorder_in_a_real_pytest_run(tmp_path):
     """A real pytest run (this interpreter's pytest) of passing, failing, erroring, skipped,
-    parametrized and class tests; node ids match pytest's, assertion lines and frames are kept."""
+    parametrized and class tests; node ids match pytest's, assertion lines and frames are kept (lines
+    as in the file before the canaries went in), the canaries are not among the outcomes."""
     repo = tmp_path / "repo"
     (repo / "tests").mkdir(parents=True)
     (repo / "lib.py").write_text("def double(x):\n    return x * 3\n")
@@ -49,6 +51,7 @@ def test_junit_outcomes_come_from_pytests_own_report(tmp_path):
     assert "assert 6 == 4" in bad["message"] and "where 6 = double(2)" in bad["message"]
     assert bad["frames"] == [{"path": "tests/test_a.py", "line": 8, "function": "test_bad"}]
     assert report["collection_errors"] == [] and not report["timed_out"]
+    assert report["integrity"] == "" and report["canaries"] >= 2 and report["exit_code"] == 1
     (repo / "tests" / "test_broken.py").write_text("import missing_module\n\ndef test_never():\n    pass\n")
     broken = swe_verify.run_pytest(repo, [], timeout=60, plugins=[])
     assert broken["collection_errors"] == ["tests/test_broken.py"] and broken["tests"] == {}
@@ -174,9 +177,19 @@ def test_the_verifier_script_is_standalone():
     path = Path(swe_verify.__file__)
     proc = subprocess.run([sys.executable, "-S", "-I", str(path), "--help"], capture_output=True, text=True)
     assert proc.returncode == 0 and "verify" in proc.stdout
-    imports = {line.split()[1] for line in path.read_text().splitlines() if line.startswith(("import ", "from "))}
-    assert imports <= {"__future__", "argparse", "json", "os", "re", "shutil", "signal", "subprocess", "sys",
-                       "tempfile", "time", "xml.etree.ElementTree", "pathlib"}
+    assert _imports(path) <= {"__future__", "argparse", "ast", "json", "os", "random", "re", "shutil", "signal",
+                              "subprocess", "sys", "tempfile", "threading", "time", "pathlib"}
+    for helper in ("find_copies.py", "naive.py"):
+        assert _imports(path.parent / helper) <= {"__future__", "ast", "json", "os", "subprocess", "sys", "tempfile",
+                                                  "xml.etree.ElementTree", "pathlib", "swe_verify"}, helper
+
+
+def _imports(path: Path) -> set[str]:
+    import ast
+
+    tree = ast.parse(path.read_text())
+    return ({a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+            | {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)})
 
 
 def test_dependencies_get_one_layer_keyed_by_their_content():
@@ -199,3 +212,106 @@ def test_dependencies_get_one_layer_keyed_by_their_content():
     assert one["environment/deps/requirements.txt"] == two["environment/deps/requirements.txt"]
     assert one["environment/Dockerfile"] == two["environment/Dockerfile"]
     assert "deps/" not in dockerfile([]), "no dependency layer when there is nothing to install"
+
+
+LIB = "def double(x):\n    return x * 3\n"
+SUITE = ("import pytest\nimport unittest\nfrom lib import double\n\n\ndef test_ok():\n    assert double(0) == 0\n\n\n"
+         "def test_bad():\n    assert double(2) == 4\n\n\nclass TestU(unittest.TestCase):\n    def test_u(self):\n"
+         "        with pytest.raises(ValueError):\n            int('x')\n        self.assertEqual(double(1), 3)\n")
+FORGERIES = {
+    "forge every report": ("import _pytest.reports as r\nmade = r.TestReport.from_item_and_call.__func__\n"
+                           "def passed(cls, item, call):\n    rep = made(cls, item, call)\n"
+                           "    rep.outcome, rep.longrepr = 'passed', None\n    return rep\n"
+                           "r.TestReport.from_item_and_call = classmethod(passed)\n"),
+    "swallow assertion errors": ("import _pytest.python as p\nrun = p.Function.runtest\ndef quiet(self):\n"
+                                 "    try:\n        run(self)\n    except AssertionError:\n        pass\n"
+                                 "p.Function.runtest = quiet\n"),
+    "no-op unittest asserts": "import unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n",
+    "skip at import": "import pytest\npytest.skip('unsupported', allow_module_level=True)\n",
+    "exit 0 at import": "import os\nos._exit(0)\n",
+    "exit 0 at exit": "import atexit, os\natexit.register(os._exit, 0)\n",
+    "close the report pipe": "import os\nfor fd in range(3, 256):\n    try:\n        os.close(fd)\n    except OSError:\n"
+                             "        pass\n",
+}
+
+
+def _suite(tmp_path, prelude: str = "") -> Path:
+    repo = tmp_path / "scratch" / "repo"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "lib.py").write_text(prelude + LIB)
+    (repo / "tests" / "test_a.py").write_text(SUITE)
+    return repo
+
+
+def test_an_honest_run_is_trusted_and_its_canaries_follow_the_files_styles(tmp_path):
+    """Canaries go between the real tests, at least one must pass and one must fail, and the styles
+    the file uses (pytest.raises, unittest asserts) each get a must-fail canary; an honest run of a
+    failing suite is trusted, whatever the seed draws."""
+    for seed in range(5):
+        repo = _suite(tmp_path / str(seed))
+        report = swe_verify.run_pytest(repo, ["tests/test_a.py"], timeout=60, plugins=[], rng=random.Random(seed))
+        assert report["integrity"] == "", report["output_tail"]
+        assert {t.split("::")[-1]: v["outcome"] for t, v in report["tests"].items()} == \
+            {"test_ok": "passed", "test_bad": "failed", "test_u": "passed"}
+    canaries, _ = swe_verify.plant_canaries(_suite(tmp_path / "p"), ["tests/test_a.py"], random.Random(1))
+    expects = [c["expect"] for c in canaries]
+    assert "passed" in expects and "failed" in expects and len(canaries) >= 4
+    assert any("::" in c["name"] and c["expect"] == "failed" for c in canaries), "a failing unittest canary"
+    assert len({c["name"] for c in canaries}) == len(canaries)
+
+
+@pytest.mark.parametrize("forgery", sorted(FORGERIES))
+def test_forgery_from_the_code_under_test_breaks_the_canaries(tmp_path, forgery):
+    """The library patches pytest, skips, or ends the process: the run is not trusted (every way of
+    making the listed tests look better than they are changes a canary, the session end or the exit
+    status)."""
+    repo = _suite(tmp_path, FORGERIES[forgery])
+    report = swe_verify.run_pytest(repo, ["tests/test_a.py"], timeout=60, plugins=[], rng=random.Random(7))
+    assert report["integrity"], f"{forgery} went unnoticed: {report['tests']}"
+
+
+def test_records_keep_the_worst_outcome_and_passes_only_from_the_call():
+    """A forger can add lines to the pipe but never take one back: a failure stays a failure."""
+    lines = ['{"k": "start"}',
+             '{"k": "test", "nodeid": "t.py::a", "when": "setup", "outcome": "passed"}',
+             '{"k": "test", "nodeid": "t.py::a", "when": "call", "outcome": "failed", "text": "E   assert 1 == 2"}',
+             '{"k": "test", "nodeid": "t.py::a", "when": "call", "outcome": "passed"}',
+             '{"k": "test", "nodeid": "t.py::b", "when": "setup", "outcome": "passed"}',
+             '{"k": "test", "nodeid": "t.py::c", "when": "setup", "outcome": "failed"}',
+             'not json', '{"k": "collect", "nodeid": "t2.py"}']
+    records = swe_verify.read_records(lines)
+    assert {t: v["outcome"] for t, v in records["tests"].items()} == {"t.py::a": "failed", "t.py::c": "error"}
+    assert records["tests"]["t.py::a"]["message"] == "assert 1 == 2"
+    assert records["started"] and not records["ended"] and records["collection_errors"] == ["t2.py"]
+    assert swe_verify.integrity_problem(records, [{"file": "t.py", "name": "a", "expect": "failed"}], 1).startswith(
+        "the test session never reached its end")
+
+
+def test_a_second_copy_is_a_module_of_the_same_name_defining_most_of_the_same_names():
+    from autoenvscaling_swe.suite import code_modules, copies_problem
+
+    files = {"src/pkg/__init__.py": b"from .core import *\n", "src/pkg/core.py": b"def a(): pass\ndef b(): pass\n"
+             b"class C: pass\ndef _private(): pass\n", "tool.py": b"def run(): pass\n", "setup.py": b"def x(): pass\n",
+             "scripts/go.py": b"def go(): pass\n", "tests/test_pkg.py": b"def test_a(): pass\n"}
+    assert code_modules(files) == {"pkg": ["C", "a", "b"], "tool": ["run"]}
+    assert copies_problem([{"module": "pkg", "path": "/usr/lib/python3/dist-packages/pkg", "shared": 1, "of": 3}]) == ""
+    problem = copies_problem([{"module": "pkg", "path": "/opt/x/_vendor/pkg", "shared": 2, "of": 3}])
+    assert "pkg at /opt/x/_vendor/pkg defines 2 of its 3 public names" in problem
+
+
+def test_the_kit_examples_carry_the_current_verifier_and_image():
+    """The examples a proposer learns from are verified like generated tasks: the same verifier files,
+    the same image preamble, the repository as the only declared output."""
+    from autoenvscaling.tasks.harbor import read_task
+    from autoenvscaling_swe.domain import SweDomain
+    from autoenvscaling_swe.render import PREAMBLE, PURGE_RUN, WORKDIR, package_text
+
+    examples = SweDomain().kit().examples
+    assert examples
+    for path in examples:
+        task = read_task(path)
+        assert task.files["tests/swe_verify.py"].text == package_text("verifier", "swe_verify.py"), path.name
+        assert task.files["tests/test.sh"].text == package_text("verifier", "test.sh"), path.name
+        dockerfile = task.files["environment/Dockerfile"].text
+        assert dockerfile.startswith(PREAMBLE) and PURGE_RUN in dockerfile, path.name
+        assert task.config.verifier.outputs == [WORKDIR], path.name
