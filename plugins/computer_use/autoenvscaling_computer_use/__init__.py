@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # types only: this module is imported by every command
     from autoenvscaling.gates.base import Gate
     from autoenvscaling.plugins.prerequisites import Prerequisite
     from autoenvscaling.plugins.registry import Registrar
+    from autoenvscaling.redteam.cheat import Cheat
     from autoenvscaling.suite.formats import TaskFormat
 
 __version__ = "0.1.0"
@@ -50,6 +51,19 @@ def autoenvscaling_register_formats(registrar: Registrar[TaskFormat]) -> None:
 @hookimpl
 def autoenvscaling_register_prerequisites(registrar: Registrar[Prerequisite]) -> None:
     registrar.add("chromium", "autoenvscaling_computer_use.prereq:Chromium")
+
+
+# The domain's cheats (cheats.py), registered by path: nothing is imported until one is used.
+CHEATS = {"mirror-sql": "MirrorSql", "mirror-swap": "MirrorSwap", "restart-app": "RestartApp",
+          "patch-app-client": "PatchAppClient", "api-order": "ApiOrder", "api-order-review": "ApiOrderThenReview",
+          "forged-review-token": "ForgedReviewToken", "shotgun-edit": "ShotgunEdit",
+          "wishlist-everything": "WishlistEverything", "success-url": "SuccessUrl", "lookalike-page": "LookalikePage"}
+
+
+@hookimpl
+def autoenvscaling_register_cheats(registrar: Registrar[Cheat]) -> None:
+    for name, cls in CHEATS.items():
+        registrar.add(f"computer_use.{name}", f"autoenvscaling_computer_use.cheats:{cls}")
 
 
 @hookimpl

@@ -14,6 +14,9 @@ correct run leaves). A collection in this shape is imported with
         ready_path = "/"                     # optional: the app is ready once GET ready_path answers
                                              # (any status below 500); it should within seconds (the
                                              # sandbox waits up to 20 s, the ENTRYPOINT gives up at 60 s)
+        data = ["/opt/aes-app"]              # optional: where the running app keeps its state (absolute
+                                             # paths; default its folder): the task's [verifier] outputs,
+                                             # the only changes of the attempt its verifier sees
         [reference]
         load = "load_reference.py"           # a .py or .sh script in the collection (not in app/)
                                              # that puts a reference end state into the running app,
@@ -90,6 +93,7 @@ class Collection:
     port: int
     ready_path: str
     load: str  # the load script, relative to root
+    data: tuple[str, ...] = (APP_HOME,)  # where the app keeps its state: the tasks' [verifier] outputs
 
     @property
     def url(self) -> str:
@@ -139,6 +143,11 @@ def read_collection(path: str | Path) -> Collection:
     if not isinstance(ready, str) or not ready.startswith("/") or any(c.isspace() for c in ready):
         raise CollectionError(f"{where}: [app] ready_path must be a path starting with / (is {ready!r})",
                               hint='e.g. ready_path = "/" or "/api/health"')
+    state = app.get("data", [APP_HOME])
+    if (not isinstance(state, list) or not state
+            or not all(isinstance(p, str) and p.startswith("/") and ".." not in p.split("/") for p in state)):
+        raise CollectionError(f"{where}: [app] data must be a list of absolute paths (is {state!r})",
+                              hint=f'where the app writes its state, e.g. data = ["{APP_HOME}/data.json"]')
     reference = _table(data, "reference", where, 'e.g. [reference] load = "load_reference.py"')
     load = reference.get("load")
     if not isinstance(load, str) or not load.strip():
@@ -151,7 +160,8 @@ def read_collection(path: str | Path) -> Collection:
     if not (root / APP_DIR).is_dir() or not app_files(root):
         raise CollectionError(f"{root.name}/{APP_DIR}/: missing or empty",
                               hint="app/ holds the web app's files; [app] start runs there")
-    return Collection(root=root, name=name, start=start.strip(), port=port, ready_path=ready, load=load)
+    return Collection(root=root, name=name, start=start.strip(), port=port, ready_path=ready, load=load,
+                      data=tuple(dict.fromkeys(p.rstrip("/") or "/" for p in state)))
 
 
 def _table(data: dict[str, Any], key: str, where: str, hint: str) -> dict[str, Any]:
@@ -422,7 +432,7 @@ def to_task(collection: Collection, entry: Entry) -> Task:
         "environment/aes-external/entrypoint.sh": entrypoint(collection),
         **{f"environment/{APP_DIR}/{rel}": data for rel, data in app_files(root).items()},
         "tests/test.sh": "#!/bin/sh\n# Score the app's state with the collection's verify function: /logs/verifier/reward.txt.\n"
-                         "mkdir -p /logs/verifier\nexec python3 -B -E -s /tests/run_verify.py\n",
+                         "mkdir -p /logs/verifier\nexec python3 -I -B /tests/run_verify.py\n",
         "tests/run_verify.py": runner_script(),
         f"tests/{entry.verify_file}": (root / entry.verify_file).read_bytes(),
         "tests/verify.json": json.dumps({"file": entry.verify_file, "function": entry.function, "url": collection.url},
@@ -442,7 +452,9 @@ def to_task(collection: Collection, entry: Entry) -> Task:
                  "authors": [{"name": f"{collection.name} (imported web-task collection)"}]},
         "metadata": {"difficulty": entry.difficulty, "category": "computer-use", "tags": tags,
                      "source_format": WebCollectionFormat.name},
-        "verifier": {"timeout_sec": 120.0},
+        # The verifier asks the running app over HTTP; it sees the attempt's changes only where the app
+        # keeps its state (the app reads it back), every other one is put back to the image's state.
+        "verifier": {"timeout_sec": 120.0, "outputs": list(collection.data)},
         "agent": {"timeout_sec": 900.0, "tools": ["browser"]},
         "environment": {"build_timeout_sec": 1800.0, "cpus": 1, "memory_mb": 2048, "storage_mb": 2048, "browser": True},
     }

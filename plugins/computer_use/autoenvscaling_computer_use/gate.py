@@ -25,7 +25,7 @@ from autoenvscaling.runtime.paths import SOLUTION_DIR
 from autoenvscaling.sandbox.base import Sandbox
 from autoenvscaling.tasks import StepConfig, Task
 
-from .render import DOMAIN
+from .render import DOMAIN, STATE_SOCKET
 
 KINDS = ("key", "insert", "deleted", "query", "journal")
 PROBE_KEY = "/tmp/.aes-probe-key"
@@ -70,6 +70,9 @@ def lint_problem(task: Task) -> str:
             return f"expectation {i + 1} must have exactly one of {', '.join(KINDS)}"
         if kinds[0] in ("key", "insert", "deleted") and exp.get("table") not in tables:
             return f"expectation {i + 1} names table {exp.get('table')!r}, which the seed lacks"
+    if STATE_SOCKET not in task.config.verifier.outputs or task.config.verifier.effective_view != "outputs":
+        return (f'task.toml must declare [verifier] outputs = ["{STATE_SOCKET}"]: the verifier then sees the '
+                "pristine image plus the state interface, and nothing else the agent changed")
     hidden = {f.data for p, f in task.files.items() if p.startswith("tests/") and p not in ("tests/seed.sql", "tests/state.key")}
     for path, file in task.files.items():
         if path.startswith("environment/") and file.data in hidden and len(file.data) > 64:

@@ -7,7 +7,7 @@
     environment/aes/...        the web-app framework, every app, the browser service and its client
     environment/seed.sql       the app's data for this task (schema and rows)
     environment/state.key      the state interface's key: read and deleted by the app at start
-    tests/test.sh              runs tests/verify.py
+    tests/test.sh              runs tests/verify.py (python3 -I)
     tests/verify.py            reads the app's state through the state interface and scores it
     tests/spec.json            hidden: the requirements, the seed's digest
     tests/seed.sql, state.key  the baseline the verifier diffs against, and the key it asks with
@@ -45,6 +45,12 @@ PREAMBLE = (
     "RUN install -m 0755 /opt/aes/aes-browser /usr/local/bin/aes-browser && chmod 0755 /opt/aes/entrypoint.sh\n"
 )
 IMAGE_FILES = ("webapp.py", "browser.py", "entrypoint.sh", "aes-browser", "aes_apps/__init__.py")
+STATE_SOCKET = "/run/aes-app/state.sock"
+#: [verifier] outputs: what the verifier needs of the attempt beyond the pristine image. Only the state
+#: interface's socket: the app (started by the ENTRYPOINT, still running) binds it at start, so it is a
+#: runtime file the view would otherwise put back (remove). The app's data is read through it; the
+#: mirror file, the logs and everything else the agent changed are put back to the image's state.
+VERIFIER_OUTPUTS = [STATE_SOCKET]
 
 
 @lru_cache(maxsize=None)
@@ -147,7 +153,7 @@ def render(family: str, draft: Draft, *, seed: int, level: int) -> Task:
         "task": {"name": name, "description": f"{family.replace('_', ' ')} in the {draft.app} app ({label})",
                  "keywords": tags, "authors": [{"name": "autoenvscaling-computer-use"}]},
         "metadata": {"difficulty": label, "category": "computer-use", "tags": tags},
-        "verifier": {"timeout_sec": 120.0},
+        "verifier": {"timeout_sec": 120.0, "outputs": list(VERIFIER_OUTPUTS)},
         "agent": {"timeout_sec": draft.agent_timeout_sec, "tools": ["browser"]},
         "environment": {"build_timeout_sec": 1800.0, "cpus": 1, "memory_mb": 2048, "storage_mb": 2048,
                         "browser": True},

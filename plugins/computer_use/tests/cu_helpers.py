@@ -49,6 +49,24 @@ def trial(task, agent, *, host=None):
     return asyncio.run(go())
 
 
+def check_cheat(task, cheat):
+    """``cheat`` on ``task`` (held: below 0.5) and on its positive control (fooled: 0.5 or more), in
+    bwrap, tallied for the session's red-team counts; returns both outcomes."""
+    from autoenvscaling.plugins import create_host
+    from autoenvscaling.runtime.trial import TrialRunner
+    from autoenvscaling.sandbox.select import make_backend
+    from autoenvscaling.testing.redteam import check_cheat as check
+
+    async def go():
+        backend = make_backend("bwrap")
+        try:
+            return await check(TrialRunner(backend, host=create_host()), task, cheat)
+        finally:
+            await backend.aclose()
+
+    return asyncio.run(go())
+
+
 def validate(task, *, skip=()):
     from autoenvscaling.gates.base import GateSettings
     from autoenvscaling.gates.validate import Validator

@@ -61,6 +61,9 @@ def test_each_task_becomes_a_browser_task_of_the_computer_use_domain():
     assert json.loads(t.files["tests/verify.json"].text) == {"file": "verifiers.py", "function": "completed_plumber",
                                                              "url": "http://127.0.0.1:8000/"}
     assert "/logs/verifier" in t.files["tests/test.sh"].text + t.files["tests/run_verify.py"].text
+    assert "python3 -I -B /tests/run_verify.py" in t.files["tests/test.sh"].text
+    # the verifier sees the pristine image plus where the app keeps its data (the default: its folder)
+    assert cfg.verifier.outputs == ["/opt/aes-app"] and cfg.verifier.effective_view == "outputs"
     # solution/: the reference, the load script, solve.sh running one on the other
     assert t.files["solution/reference.json"].data == (FIXTURE / "reference/complete-plumber.json").read_bytes()
     assert t.files["solution/load_reference.py"].data == (FIXTURE / "load_reference.py").read_bytes()
@@ -121,6 +124,8 @@ COLLECTION_ERRORS = [
      "must be a path inside the collection"),
     (lambda c: _toml(c, 'name = "t"\n[app]\nstart = "x"\n[reference]\nload = "tasks.jsonl"\n'),
      "collection.toml: [reference] load must be a .py or .sh script"),
+    (lambda c: _toml(c, 'name = "t"\n[app]\nstart = "x"\ndata = ["data.json"]\n[reference]\nload = "load_reference.py"\n'),
+     "[app] data must be a list of absolute paths"),
     (lambda c: shutil.rmtree(c / "app"), "app/: missing or empty"),
     (lambda c: (c / "tasks.jsonl").unlink(), "no tasks.jsonl"),
 ]

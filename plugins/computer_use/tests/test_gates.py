@@ -42,6 +42,12 @@ def test_lint_passes_a_generated_task_and_finds_each_defect():
     assert _lint(_with(task, tests__spec_DOT_json=json.dumps(two_kinds))).startswith("expectation 1 must have exactly one of")
     assert _lint(_with(task, tests__spec_DOT_json=json.dumps({**spec, "app": "mail"}))) == \
         "the spec's app 'mail' is not in the image (environment/aes/aes_apps/mail.py)"
+    from autoenvscaling_computer_use.cheats import with_outputs
+
+    assert _lint(with_outputs(task, [])).startswith('task.toml must declare [verifier] outputs = ["/run/aes-app/state.sock"]')
+    agent_view = task.config.verifier.model_copy(update={"view": "agent"})
+    assert _lint(task.with_config(task.config.model_copy(update={"verifier": agent_view}))).startswith(
+        "task.toml must declare [verifier] outputs")
     leaked = _with(task, environment__spec_DOT_json=task.files["tests/spec.json"].data)
     assert _lint(leaked) == "environment/spec.json is a copy of a hidden verifier file"
 
@@ -60,14 +66,18 @@ def test_the_state_gate_passes_a_generated_task_with_its_reset_time():
 
 @bwrap
 def test_the_state_gate_rejects_a_verifier_that_does_not_read_the_live_state():
-    """The oracle also leaves a marker file and the verifier rewards the marker: oracle 1, nop 0 (the
-    core gates pass), but after the app's reset the verifier still pays, so the gate rejects it."""
+    """The oracle also leaves a marker file (declared as an output) and the verifier rewards the marker:
+    oracle 1, nop 0 (the core gates pass), but after the app's reset the verifier still pays, so the
+    gate rejects it. (The red-team gate, skipped here, rejects it first: copy-inputs creates the marker.)"""
+    from autoenvscaling_computer_use.cheats import with_outputs
+
     task = task_of("crm_search_edit", seed=2)
+    task = with_outputs(task, [*task.config.verifier.outputs, "/root/.done"])
     marker = _with(task,
                    solution__solve_DOT_sh=task.files["solution/solve.sh"].text + "touch /root/.done\n",
                    tests__test_DOT_sh="#!/bin/sh\nmkdir -p /logs/verifier\n"
                                       "if [ -e /root/.done ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n")
-    report = validate(marker, skip=("reset", "flaky"))
+    report = validate(marker, skip=("reset", "flaky", "redteam"))
     gates = {g.name: g for g in report.gates}
     assert gates["oracle"].status == "pass" and gates["null"].status == "pass"
     assert not report.valid and report.reason.startswith("computer-use-state: after reset the verifier scored 1")

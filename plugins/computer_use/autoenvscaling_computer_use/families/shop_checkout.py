@@ -347,7 +347,8 @@ def build(rng: random.Random, level: int) -> Draft:
         {"what": "the order was placed from the review page (reviewed = 1)", "required": True,
          "query": f"SELECT reviewed FROM orders WHERE id > {k}", "rows": [[1]]},
         {"what": "the review page was opened before the order was placed", "required": True,
-         "journal": {"method": "GET", "path": "/checkout/review"}, "before": {"method": "POST", "path": "/checkout/place"}},
+         "journal": {"method": "GET", "path": "/checkout/review", "status": 200},  # a redirect away is no review
+         "before": {"method": "POST", "path": "/checkout/place"}},
     ]
     for it in items:
         p = it["product"]

@@ -12,8 +12,9 @@ deleted something nobody asked for). Expectation kinds:
 - ``{"table", "insert": {...}, "count": n}``: exactly n new rows hold these values;
 - ``{"table", "deleted": {"id": 3}}``: that row is gone;
 - ``{"query": SQL, "rows": [[...]]}``: SQL over the current data returns these rows;
-- ``{"journal": {"method", "path"}, "before": {"method", "path"}}``: the UI served that request
-  (status below 400), before the first request matching ``before`` when given.
+- ``{"journal": {"method", "path", "status"}, "before": {"method", "path"}}``: the UI served that
+  request (with that status when given, else any below 400), before the first request matching
+  ``before`` when given.
 
 An expectation marked ``"required": true`` is a step the instruction insists on ("place the order
 from the review page, not through the API"): when it is unmet the reward is 0, whatever else is
@@ -100,7 +101,9 @@ def seed_tables(seed_sql: str) -> dict[str, list[dict]]:
 
 def journal_index(journal: list[dict], pattern: dict) -> int:
     for i, entry in enumerate(journal):
-        if entry.get("status", 500) < 400 and entry.get("method") == pattern.get("method", entry.get("method")) \
+        status = entry.get("status", 500)
+        served = status == pattern["status"] if "status" in pattern else status < 400
+        if served and entry.get("method") == pattern.get("method", entry.get("method")) \
                 and re.fullmatch(pattern["path"], entry.get("path", "")):
             return i
     return -1
@@ -189,10 +192,19 @@ def main() -> int:
         state = ask(key, "state")
     except (OSError, ValueError) as exc:
         state = {"error": f"the app's state interface did not answer ({type(exc).__name__}: {exc})"}
+    if not isinstance(state, dict) or ("error" not in state and not isinstance(state.get("tables"), dict)):
+        # something else bound to the socket (another service's socket linked there): no state, no reward
+        state = {"error": f"the state interface answered something other than the app's state: {str(state)[:200]}"}
     if "error" in state:
         reward, results, fatal = 0.0, [], str(state["error"])
     else:
         reward, results, fatal = score(spec, seed_sql, state)
+    report(reward, results, fatal)
+    return 0
+
+
+def report(reward: float, results: list[dict], fatal: str) -> None:
+    """Write the reward and the per-requirement details, and print them."""
     details = {"reward": reward, "fatal": fatal, "requirements": results}
     with open(os.path.join(LOGS, "details.json"), "w") as fh:
         json.dump(details, fh, indent=1)
@@ -203,7 +215,6 @@ def main() -> int:
     if fatal:
         print("FATAL " + fatal)
     print(f"reward {reward:.4f}")
-    return 0
 
 
 if __name__ == "__main__":
