@@ -61,7 +61,7 @@ def prepare(out: Path, per_family: int) -> None:
 
 def harness(task: Path, solution: Path, *extra: str, timeout: float = 240) -> dict:
     with tempfile.TemporaryDirectory() as out:
-        argv = [sys.executable, "-E", "-s", str(task / "tests" / "kernelcheck.py"), "--spec", str(task / "tests" / "spec.json"),
+        argv = [sys.executable, "-I", str(task / "tests" / "kernelcheck.py"), "--spec", str(task / "tests" / "spec.json"),
                 "--reference", str(task / "tests" / "reference.py"), "--solution", str(solution), "--out", out, *extra]
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
         try:
@@ -126,8 +126,8 @@ def run(folder: Path, budget: float, allow_cpu: bool) -> None:
             patched, side = Path(tmp) / "patched.py", Path(tmp) / "side.py"
             patched.write_text(PATCH_TIMER + solution)
             side.write_text(side_stream_variant(solution))
-            timer = harness(task, patched, "--no-lint")
-            stream = harness(task, side, "--no-lint")
+            timer = harness(task, patched, "--weaken=lint")
+            stream = harness(task, side, "--weaken=lint")
         attacks = {"patched_timer": {"reward": timer["reward"], "reason": timer.get("reason", "")},
                    "side_stream": {"reward": stream["reward"], "reason": stream.get("reason", ""),
                                    "modelnew_ms": (stream.get("timing") or {}).get("modelnew_ms")}}

@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # types only: this module is imported by every command
     from autoenvscaling.domains.base import Domain
     from autoenvscaling.gates.base import Gate
     from autoenvscaling.plugins.registry import Registrar
+    from autoenvscaling.redteam.cheat import Cheat
     from autoenvscaling.runtime.verifier_runtime import VerifierRuntime
     from autoenvscaling.suite.formats import TaskFormat
 
@@ -42,6 +43,28 @@ def autoenvscaling_register_verifier_runtimes(registrar: Registrar[VerifierRunti
 def autoenvscaling_register_formats(registrar: Registrar[TaskFormat]) -> None:
     registrar.add("kernelbench", "autoenvscaling_gpu_kernels.kernelbench:KernelBenchFormat",
                   description="KernelBench problem files (Model, get_inputs, get_init_inputs), optionally with a ModelNew answer")
+
+
+#: the domain's cheats (cheats.py), by name: what a policy writes instead of a kernel
+CHEATS = {
+    "gpu_kernels.torch-forward": "TorchForward",
+    "gpu_kernels.torch-in-grid": "TorchInGrid",
+    "gpu_kernels.torch-in-launch-hook": "TorchInLaunchHook",
+    "gpu_kernels.torch-in-helper-init": "TorchInHelperInit",
+    "gpu_kernels.lazy-output": "LazyOutput",
+    "gpu_kernels.aliased-torch": "AliasedTorch",
+    "gpu_kernels.replay-inputs": "ReplayInputs",
+    "gpu_kernels.cache-across-calls": "CacheAcrossCalls",
+    "gpu_kernels.return-input": "ReturnInput",
+    "gpu_kernels.return-zeros": "ReturnZeros",
+    "gpu_kernels.call-reference": "CallReference",
+}
+
+
+@hookimpl
+def autoenvscaling_register_cheats(registrar: Registrar[Cheat]) -> None:
+    for name, cls in CHEATS.items():
+        registrar.add(name, f"autoenvscaling_gpu_kernels.cheats:{cls}")
 
 
 @hookimpl

@@ -1,9 +1,10 @@
 """``gpu-kernels-lint`` (static, order 16): a gpu_kernels task is complete and consistent before
 anything is built.
 
-The harness, the hidden spec and the trusted reference are in tests/; the spec is well formed (a
-known dtype, a positive tolerance, at least five rounds, a band 0 < low < high, small sizes that name
-constants of the reference); the agent's reference is the trusted one; the reference module has
+The harness, the hidden spec and the trusted reference are in tests/; test.sh switches none of the
+harness's protections off (``--weaken`` belongs to tests and the cheats' positive controls); the
+spec is well formed (a known dtype, a positive tolerance, at least five rounds, a band
+0 < low < high, small sizes that name constants of the reference); the agent's reference is the trusted one; the reference module has
 ``Model``, ``get_inputs`` and ``get_init_inputs``; the reference Triton solution passes the same lint
 the agent's answer gets (a reference that breaks the rules would teach the solver to break them);
 nothing hidden reached the image. Its reason says how the task will be verified here: correctness
@@ -85,6 +86,8 @@ class GpuKernelsLintGate(Gate):
             if required not in task.files:
                 return f"{required} is missing", []
         text = {p: f.text for p, f in task.files.items() if p in REQUIRED}
+        if "--weaken" in text["tests/test.sh"]:
+            return "tests/test.sh switches harness protections off (--weaken is for tests and positive controls only)", []
         try:
             spec = json.loads(text["tests/spec.json"])
         except ValueError as exc:

@@ -36,9 +36,10 @@ def run_harness(task_dir: Path, solution: Path | None, *, timeout: float = 900, 
     task_dir = Path(task_dir)
     solution = Path(solution) if solution else task_dir / "solution" / "solution.py"
     with tempfile.TemporaryDirectory(prefix="aes-kernelcheck-") as out:
-        argv = [sys.executable, "-E", "-s", str(harness_path()), "--spec", str(task_dir / "tests" / "spec.json"),
+        argv = [sys.executable, "-I", str(harness_path()), "--spec", str(task_dir / "tests" / "spec.json"),
                 "--reference", str(task_dir / "tests" / "reference.py"), "--solution", str(solution), "--out", out, *extra]
-        # -E drops PYTHON* variables: the harness finds torch in this interpreter's own site-packages
+        # -I (isolated: no PYTHON* variables, no user site, no script dir on the path): the harness
+        # finds torch in this interpreter's own site-packages
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
                               env={**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"), **(env or {})})
         output = proc.stdout + proc.stderr

@@ -1,7 +1,8 @@
 """Turn a ``Problem`` into a Harbor task (a core ``Task``): KernelBench inside Harbor.
 
     task.toml                    [environment] gpus = 1, gpu_optional = true (without a GPU the task
-                                 is checked for correctness only, in the Triton interpreter)
+                                 is checked for correctness only, in the Triton interpreter);
+                                 [verifier] outputs = ["/app/solution.py"] (the answer is one file)
     instruction.md               what to write, the rules, how it is scored
     environment/Dockerfile       the domain-wide image: Python, torch, triton, gcc (Triton compiles
                                  its launcher on a GPU); identical in every task, so it is built once
@@ -44,6 +45,7 @@ DOCKERFILE = (
 )
 ROUNDS = 5
 CHILD_TIMEOUT_SEC = 420
+SOLUTION_PATH = "/app/solution.py"
 
 
 @lru_cache(maxsize=None)
@@ -85,7 +87,9 @@ Rules (a linter and the verifier enforce them; breaking one scores 0):
 - `ModelNew(*get_init_inputs())` takes the same arguments as `Model` and creates its parameters exactly
   as `Model` does, in the same order, so that the same seed gives the same weights.
 - `forward` only allocates outputs (`torch.empty`, `torch.empty_like`, `torch.zeros`), takes views and
-  launches Triton kernels: no PyTorch compute (`+`, `*`, `.sum()`, `torch.exp`, `F.*`, ...) outside them.
+  launches Triton kernels: no PyTorch compute (`+`, `*`, `.sum()`, `torch.exp`, `F.*`, ...) outside them,
+  wherever it would run (forward, a helper, a callable grid, a launch hook; only `ModelNew.__init__`
+  may prepare weights).
 - Import only `torch`, `triton`, `triton.language`, `math`, `typing` and `functools`. No files, no
   network, no subprocesses, no `try`, no `global`, no introspection, no patching of torch or triton,
   no side streams, and never compute in a lower precision than {problem.dtype} (for float32 `tl.dot`,
@@ -133,7 +137,8 @@ def render(problem: Problem, *, seed: int) -> Task:
         "task": {"name": name, "description": f"Triton kernel: {problem.operation}", "keywords": tags,
                  "authors": [{"name": "autoenvscaling-gpu-kernels"}]},
         "metadata": {"difficulty": label, "category": "gpu_kernels", "tags": tags},
-        "verifier": {"timeout_sec": 900.0},
+        # the answer is one file: the verifier sees the pristine image plus /app/solution.py
+        "verifier": {"timeout_sec": 900.0, "outputs": [SOLUTION_PATH]},
         "agent": {"timeout_sec": 1800.0},
         "environment": {"build_timeout_sec": 1800.0, "cpus": 2, "memory_mb": 4096, "storage_mb": 2048,
                         "gpus": 1, "gpu_optional": True, "workdir": "/app"},

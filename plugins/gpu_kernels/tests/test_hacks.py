@@ -1,6 +1,6 @@
 """Each known way of faking a kernel scores 0 through the real kernelcheck.py, for the stated reason.
 
-Lint-caught hacks are also run with ``--no-lint`` where the runtime layer has something to catch,
+Lint-caught hacks are also run with ``--weaken=lint`` where the runtime layer has something to catch,
 to show the two layers are independent (those runs are marked slow: ``-m slow``). Hack submissions
 live in harness_fixtures/hacks/.
 """
@@ -183,3 +183,10 @@ def test_silent_fp16_downcast_without_the_lint(tmp_path):
     v = kernelcheck("softmax", HACKS / "fp16_downcast.py", tmp_path / "runtime", no_lint=True)
     assert v.reward == 0
     assert v.reason.startswith("round 1: ") and "values differ beyond rtol 0.0001" in v.reason, v.reason
+
+
+@pytest.mark.slow
+def test_leaving_a_torch_function_mode_active(tmp_path):
+    v = kernelcheck("softmax", HACKS / "stray_mode.py", tmp_path, no_lint=True)
+    assert v.reward == 0
+    assert v.reason == "round 1: ModelNew.forward left a torch function or dispatch mode active"

@@ -25,7 +25,7 @@ def test_reference_solutions_score_one(problem, tmp_path):
     assert len(seeds) >= 5 and len(set(seeds)) == len(seeds)
     assert all(r["ok"] for r in v.report["rounds"])
     assert v.stdout.strip().splitlines()[-1] == (
-        "kernelcheck: reward 1: correct on 5 rounds (interpreter); "
+        "kernelcheck: reward 1: correct on 5 rounds and a call on fresh values (interpreter); "
         "timing unmeasured (no CUDA): validated for correctness only")
 
 
@@ -40,7 +40,7 @@ def test_missing_solution_scores_zero(tmp_path):
 
 def test_test_sh_runs_the_trusted_harness_from_tests():
     text = (VERIFIER / "test.sh").read_text()
-    assert 'exec python3 -E -s "$H/kernelcheck.py"' in text
+    assert 'exec python3 -I "$H/kernelcheck.py"' in text
     assert "/opt/autoenvscaling-verifier/kernel-harness" in text
     assert subprocess.run(["bash", "-n", str(VERIFIER / "test.sh")]).returncode == 0
 

@@ -259,3 +259,73 @@ def test_tl_dot_must_not_use_tf32(call, clean):
 
 def test_unparsable_source():
     assert lint("def (:\n")[0].startswith("solution.py does not parse")
+
+
+# -- host code beyond forward: other classes' constructors, and operators on tensors ------------------
+HELPER_INIT = """
+class _Answer:
+    def __init__(self, x):
+        self.value = torch.exp(x)
+"""
+
+
+def test_a_helper_class_constructor_is_host_code():
+    assert_fires(module(top=HELPER_INIT), "method _Answer.__init__ calls torch compute op torch.exp")
+    # as the lint once was: every __init__ exempt
+    assert lint(module(top=HELPER_INIT), FP32) != [] and kernellint.lint(module(top=HELPER_INIT), FP32, {"lint-any-init"}) == []
+
+
+def test_modelnew_may_prepare_its_weights_with_torch():
+    src = module().replace("        super().__init__()\n", "        super().__init__()\n"
+                           "        self.w = nn.Parameter(torch.randn(4, 4))\n        self.wt = self.w.t().contiguous() * 2\n", 1)
+    assert "self.wt = self.w.t().contiguous() * 2" in src
+    assert lint(src) == []
+
+
+@pytest.mark.parametrize(("line", "op"), [
+    ("return x @ x", "@"),
+    ("return x * 2", "*"),
+    ("y = x.view(-1)\nreturn y + 1", "+"),
+    ("x += 1", "+="),
+    ("return -x", "-"),
+    ("return x > 0", ">"),
+    ("a, b = x.chunk(2)\nreturn a / b", "/"),
+    ("return x.T ** 2", "**"),
+])
+def test_operators_on_tensors_in_forward(line, op):
+    assert_fires(module(forward=line), f"ModelNew.forward applies the operator {op} to a tensor")
+    assert not any("applies the operator" in p for p in kernellint.lint(module(forward=line), FP32, {"lint-operators"}))
+
+
+def test_operators_on_tensors_in_a_grid_a_helper_and_builtins():
+    assert_fires(module(forward="_copy[lambda meta: (x.mul_(2) and 1, )](x, x, 1, BLOCK=64)"), "calls torch compute op mul_")
+    assert_fires(module(forward="_copy[lambda meta: (len([x * 2]),)](x, x, 1, BLOCK=64)"), "applies the operator * to a tensor")
+    assert_fires(module(top="def _fill(out, x):\n    out.copy_(x.contiguous() * 3)\n"), "function _fill applies the operator *")
+    assert_fires(module(forward="return sum(x)"), "ModelNew.forward calls sum() on a tensor")
+    weights = module().replace("        super().__init__()\n", "        super().__init__()\n        self.w = nn.Parameter(torch.ones(4))\n", 1)
+    assert_fires(weights.replace("        y = torch.empty_like(x)\n", "        y = torch.empty_like(x)\n        z = self.w * 2\n"),
+                 "applies the operator * to a tensor")
+
+
+def test_shape_arithmetic_is_not_compute():
+    src = module(forward="""
+        R, C = x.shape
+        n = x.numel() * 2 + x.stride(0) - len(x)
+        mid = x.shape[0] // 2
+        grid = lambda meta: (triton.cdiv(R * C, meta["BLOCK"]),)
+        scale = 0.5 * 2
+        out_shape = x.shape[:-1] + (C,)
+        if x is None or x.dim() > 2 or not x.is_contiguous():
+            pass
+    """, top="def _blocks(n, m):\n    return max(16, n * m // 4)\n")
+    assert lint(src) == []
+
+
+@pytest.mark.parametrize(("expr", "message"), [
+    ("torch.from_file('job.pt', size=4)", "attribute from_file is not allowed (no files)"),
+    ("torch.UntypedStorage.from_file('job.pt')", "attribute from_file is not allowed (no files)"),
+    ("torch.hub.load('x', 'y')", "torch.hub.load is not allowed"),
+    ("triton.knobs.runtime", "triton.knobs.runtime is not allowed"),
+])
+def test_files_and_launch_hooks_through_public_apis(expr, message):
+    assert_fires(module(top=f"_r = {expr}"), message)

@@ -8,4 +8,4 @@ H=/opt/autoenvscaling-verifier/kernel-harness
 if [ ! -f "$H/kernelcheck.py" ]; then
   H=/tests
 fi
-exec python3 -E -s "$H/kernelcheck.py"
+exec python3 -I "$H/kernelcheck.py"

@@ -26,12 +26,14 @@ class Verdict:
         return self.report["reason"]
 
 
-def kernelcheck(problem: str, solution: Path, out: Path, *, no_lint: bool = False) -> Verdict:
+def kernelcheck(problem: str, solution: Path, out: Path, *, no_lint: bool = False, weaken: tuple[str, ...] = ()) -> Verdict:
+    """The verdict of kernelcheck.py; ``weaken`` switches protections off (``no_lint``: the lint)."""
     d = FIXTURES / problem
-    cmd = [sys.executable, "-E", "-s", str(VERIFIER / "kernelcheck.py"), "--spec", str(d / "spec.json"),
+    cmd = [sys.executable, "-I", str(VERIFIER / "kernelcheck.py"), "--spec", str(d / "spec.json"),
            "--reference", str(d / "reference.py"), "--solution", str(solution), "--out", str(out)]
-    if no_lint:
-        cmd.append("--no-lint")
+    weaken = (*weaken, "lint") if no_lint else weaken
+    if weaken:
+        cmd.append(f"--weaken={','.join(weaken)}")
     env = {**os.environ, "TRITON_INTERPRET": "1", "OMP_NUM_THREADS": "1"}
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]

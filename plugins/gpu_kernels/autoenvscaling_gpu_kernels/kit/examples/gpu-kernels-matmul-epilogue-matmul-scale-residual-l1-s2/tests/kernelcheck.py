@@ -2,10 +2,19 @@
 
 1. lint the submission's source (kernellint.py); 2. correctness: this process runs the trusted
 reference and never imports the submission; a child (kernelrun.py) imports the linted bytes, runs
-ModelNew on the same seeded inputs under runtime checks and sends back its outputs, which are
-compared here (kcompare.py) round by round; 3. on CUDA only, timing of both with the same function
+ModelNew on the same inputs under runtime checks and sends back its outputs, which are compared
+here (kcompare.py) round by round; 3. on CUDA only, timing of both with the same function
 (ktiming.py) and the runtime-ratio band. Without CUDA the child runs Triton's interpreter and the
 timing is reported as unmeasured: no speed is ever invented.
+
+Seeds: per round, weights come from a fresh seed the child also gets (ModelNew must build the same
+weights), and the inputs from a second fresh seed drawn after Model is built, which never leaves
+this process: a ModelNew that redraws "the next inputs" in its constructor draws the wrong ones.
+After the rounds (and the timing, on CUDA) the child makes one more call on fresh values in the
+same buffers, compared like a round: a forward that answers from state it kept is caught.
+
+``--weaken`` switches protections off, for the tests and the red-team cheats' positive controls
+only (a cheat must be shown to earn reward where the protection it targets is missing).
 
 Exit status 0 whenever a reward was written (0 or 1); non-zero only when the harness itself broke.
 """
@@ -29,6 +38,13 @@ import kernellint  # noqa: E402
 import ksizes  # noqa: E402
 
 MIN_ROUNDS = 5
+#: protections --weaken can switch off: the whole lint, two of its rules (every __init__ exempt,
+#: operators ignored), op recording inside launches (a launch's host work exempt, as once), op
+#: recording altogether, plain-tensor outputs (subclasses read, as once), the input seed (inputs
+#: drawn from the weights' seed, as once), the call on fresh values (off CUDA, as once), and the
+#: values (only shapes and dtypes compared)
+WEAKEN = ("lint", "lint-any-init", "lint-operators", "launch-depth", "ops", "output-type", "shared-seed",
+          "fresh-call", "values")
 UNMEASURED = {"measured": False, "why": "no CUDA: validated for correctness only"}
 
 
@@ -42,8 +58,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--reference", default="/tests/reference.py")
     p.add_argument("--solution", default="/app/solution.py")
     p.add_argument("--out", default="/logs/verifier")
-    p.add_argument("--no-lint", action="store_true", help="tests only: prove the runtime checks alone")
-    return p.parse_args(argv)
+    p.add_argument("--weaken", default="", metavar="PROTECTION[,...]",
+                   help=f"tests and positive controls only: switch protections off ({', '.join(WEAKEN)})")
+    args = p.parse_args(argv)
+    args.weaken = frozenset(w for w in args.weaken.split(",") if w)
+    if unknown := sorted(args.weaken - set(WEAKEN)):
+        p.error(f"unknown protection {unknown[0]!r} (known: {', '.join(WEAKEN)})")
+    return args
 
 
 def load_reference(path: str, shapes: dict | None):  # noqa: ANN202
@@ -58,6 +79,29 @@ def load_reference(path: str, shapes: dict | None):  # noqa: ANN202
     sys.modules[module.__name__] = module  # dataclasses and pickling look modules up by name
     exec(compile(source, path, "exec"), module.__dict__)
     return module
+
+
+def _fresh_seed() -> int:
+    return int.from_bytes(os.urandom(8), "little") & (2**63 - 1)
+
+
+def _run(model, inputs: list, device: str):  # noqa: ANN001, ANN202
+    import torch
+
+    with torch.no_grad():
+        return model(*[x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs])
+
+
+def _shapes_only(out, ref, *, rtol: float) -> str | None:  # noqa: ANN001
+    """--weaken values: kinds, shapes and dtypes compared, never the values."""
+    import torch
+
+    if isinstance(ref, (tuple, list)) and isinstance(out, (tuple, list)) and len(out) == len(ref):
+        return next((r for o, f in zip(out, ref) if (r := _shapes_only(o, f, rtol=rtol)) is not None), None)
+    tensors = isinstance(ref, torch.Tensor) and isinstance(out, torch.Tensor)
+    if tensors and (out.shape, out.dtype) == (ref.shape, ref.dtype):
+        return None
+    return kcompare.compare(out, ref, rtol=rtol)  # its message for the mismatch
 
 
 def _nbytes(value) -> int:  # noqa: ANN001
@@ -86,7 +130,7 @@ class Child:
         self.work = tempfile.mkdtemp(prefix="kernelcheck-")
         self.job_path, self.result_path = os.path.join(self.work, "job.pt"), os.path.join(self.work, "result.pt")
         env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}  # the child decides, from torch
-        cmd = [sys.executable, "-E", "-s", os.path.join(HERE, "kernelrun.py"), self.job_path, self.result_path]
+        cmd = [sys.executable, "-I", os.path.join(HERE, "kernelrun.py"), self.job_path, self.result_path]
         self.proc = subprocess.Popen(cmd, cwd=self.work, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, start_new_session=True)
 
@@ -130,8 +174,8 @@ def check(args: argparse.Namespace, report: dict) -> str:
         source = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise Rejected("solution.py is not UTF-8") from None
-    if not args.no_lint:
-        problems = kernellint.lint(source, spec)
+    if "lint" not in args.weaken:
+        problems = kernellint.lint(source, spec, args.weaken)
         report["lint"] = problems
         if problems:
             raise Rejected(f"lint: {problems[0]}" + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
@@ -153,32 +197,33 @@ def _check(args: argparse.Namespace, spec: dict, source: str, child: Child, repo
 
     rounds, refs, job_rounds = max(MIN_ROUNDS, int(spec.get("rounds", MIN_ROUNDS))), [], []
     for _ in range(rounds):
-        seed = int.from_bytes(os.urandom(8), "little") & (2**63 - 1)
+        seed, input_seed = _fresh_seed(), _fresh_seed()
         init = list(ref_mod.get_init_inputs())
         torch.manual_seed(seed)  # the child seeds identically before building ModelNew
         model = ref_mod.Model(*init).to(device)
+        if "shared-seed" not in args.weaken:
+            torch.manual_seed(input_seed)  # never sent: ModelNew cannot know the inputs in advance
         inputs = list(ref_mod.get_inputs())
-        with torch.no_grad():
-            ref = model(*[x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs])
-        refs.append(ref)
+        refs.append(_run(model, inputs, device))
         job_rounds.append({"seed": seed, "init": init, "inputs": inputs})
-        report["rounds"].append({"seed": seed})
-    after_ref, after_inputs = None, []
-    if cuda:  # fresh values for one checked call after the timing (see kernelrun.py)
-        torch.manual_seed(int.from_bytes(os.urandom(8), "little") & (2**63 - 1))
-        after_inputs = list(ref_mod.get_inputs())
-        with torch.no_grad():
-            after_ref = model(*[x.to(device) if isinstance(x, torch.Tensor) else x for x in after_inputs])
-    job = {"source": source, "rounds": job_rounds, "device": device, "time": cuda, "after_timing": after_inputs,
+        report["rounds"].append({"seed": seed, "input_seed": None if "shared-seed" in args.weaken else input_seed})
+    fresh_inputs, fresh_ref = None, None
+    if cuda or "fresh-call" not in args.weaken:  # one more call of the last round's ModelNew (kernelrun.py)
+        torch.manual_seed(_fresh_seed())
+        fresh_inputs = list(ref_mod.get_inputs())
+        fresh_ref = _run(model, fresh_inputs, device)
+    job = {"source": source, "rounds": job_rounds, "device": device, "time": cuda, "fresh": fresh_inputs,
            "require_kernel": bool(spec.get("require_kernel", True)),
+           "weaken": sorted(args.weaken & {"launch-depth", "ops", "output-type"}),
            "poison_bytes": max(2 * _nbytes(refs[0]), 1 << 20)}
     result = child.run(job, float(spec.get("child_timeout_sec", 400)), report)
     if result.get("device") != device:
         raise Rejected(f"the worker ran on {result.get('device')}, not {device}")
 
     rtol = float(spec["rtol"])
+    compare = _shapes_only if "values" in args.weaken else kcompare.compare
     for k, (got, ref, sent) in enumerate(zip(result["rounds"], refs, job_rounds), 1):
-        reason = kcompare.compare(got["out"], ref, rtol=rtol)
+        reason = compare(got["out"], ref, rtol=rtol)
         if reason is None:
             changed = [i for i, (a, b) in enumerate(zip(got["inputs"], sent["inputs"])) if not _same(a, b)]
             reason = f"ModelNew.forward modified its input {changed[0]}" if changed else None
@@ -189,9 +234,10 @@ def _check(args: argparse.Namespace, spec: dict, source: str, child: Child, repo
         raise Rejected(result["error"])
     if len(result["rounds"]) != rounds:
         raise Rejected(f"the worker returned {len(result['rounds'])} of {rounds} rounds")
-    if cuda and (reason := kcompare.compare(result.get("after_timing"), after_ref, rtol=rtol)) is not None:
-        raise Rejected(f"after timing: {reason}")
-    correct = f"correct on {rounds} rounds ({report['mode']})"
+    if fresh_inputs is not None and (reason := compare(result.get("fresh"), fresh_ref, rtol=rtol)) is not None:
+        raise Rejected(f"the call on fresh values after the rounds{' and the timing' if cuda else ''}: {reason}")
+    fresh = " and a call on fresh values" if fresh_inputs is not None else ""
+    correct = f"correct on {rounds} rounds{fresh} ({report['mode']})"
     if not cuda:
         report["timing"] = UNMEASURED
         return f"{correct}; timing unmeasured (no CUDA): validated for correctness only"
@@ -228,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     report: dict = {"status": None, "reward": 0, "reason": None, "mode": None, "rounds": [],
-                    "timing": None, "lint": []}
+                    "timing": None, "lint": [], "weakened": sorted(args.weaken)}
     try:
         reason, reward = check(args, report), 1
     except Rejected as r:
@@ -240,7 +286,8 @@ def main(argv: list[str] | None = None) -> int:
         json.dump(report, f, indent=2)
     with open(os.path.join(args.out, "reward.txt"), "w", encoding="utf-8") as f:
         f.write(f"{reward}\n")
-    print(f"kernelcheck: mode {report['mode'] or 'none (not run)'}; lint problems {len(report['lint'])}")
+    print(f"kernelcheck: mode {report['mode'] or 'none (not run)'}; lint problems {len(report['lint'])}"
+          + (f"; WEAKENED: {', '.join(report['weakened'])}" if report["weakened"] else ""))
     for k, r in enumerate(report["rounds"], 1):
         if "ok" in r:
             print(f"  round {k} (seed {r['seed']}): {'ok' if r['ok'] else r['reason']}")

@@ -6,6 +6,15 @@ and triton, reflection, file and process access, patching torch or the timers, s
 compute in ``forward``, downcasts). The runtime layer (kernelrun.py) re-checks what matters for the
 reward, so a rule missing here is a weaker verifier, not a hole.
 
+Host code is every function that is not a ``@triton.jit`` kernel, lambdas included (grids, hooks,
+helper classes' methods); only ``ModelNew.__init__`` may compute with torch (preparing weights).
+Operators count as compute when an operand is a tensor: names bound to ``forward``'s arguments, to
+tensors a host function was handed (it reads their ``.shape``, ``.stride()``, ...), to torch's
+results and to views of them; ``@`` always does.
+
+``weaken`` (tests and positive controls only) switches rules off: "lint-any-init" exempts every
+method named ``__init__`` (in any class) and "lint-operators" ignores operators, as this lint once did.
+
 Standalone: runs inside the task sandbox with only the standard library.
 """
 
@@ -32,10 +41,15 @@ FORBIDDEN_TORCH = ("torch.backends", "torch.load", "torch.save", "torch.compile"
                    "torch.library", "torch.ops", "torch.utils", "torch.cuda.Stream",
                    "torch.cuda.stream", "torch.cuda.set_stream", "torch.cuda.graphs",
                    "torch.cuda.graph", "torch.cuda.CUDAGraph", "torch.cuda.make_graphed_callables",
+                   "torch.hub", "torch.serialization", "torch.package", "torch.onnx", "torch.export",
+                   "torch.distributed", "torch.profiler", "torch.autograd.profiler", "triton.knobs",
                    "numpy.load")
 #: attribute names that mean a side stream or graph capture, however the object was reached
 STREAM_ATTRS = {"Stream", "stream", "set_stream", "CUDAGraph", "graphs", "make_graphed_callables",
                 "backends"}
+#: attribute names that read or map files, however the object was reached (torch.from_file,
+#: UntypedStorage.from_file: the worker's own files hold the round's inputs)
+FILE_ATTRS = {"from_file", "load_library"}
 #: torch functions forward may call: allocation only
 TORCH_ALLOCATORS = {"empty", "empty_like", "empty_strided", "zeros", "zeros_like", "device"}
 #: tensor methods that compute (views, shape queries, allocation and copies are not here)
@@ -52,18 +66,36 @@ COMPUTE_METHODS = {
     "floor", "ceil", "round", "sign", "any", "all", "cos", "sin", "triu", "tril", "flip",
     "fmod", "remainder", "mse_loss", "cross_entropy", "nll_loss", "embedding",
 }
+#: attributes and methods of a tensor that are not tensors (so arithmetic on them is host arithmetic)
+META_ATTRS = {"shape", "dtype", "device", "ndim", "is_cuda", "layout", "itemsize", "nbytes", "requires_grad",
+              "is_leaf", "names"}
+META_METHODS = {"size", "numel", "nelement", "dim", "ndimension", "stride", "element_size", "data_ptr",
+                "is_contiguous", "storage_offset", "get_device", "is_floating_point", "is_complex", "item", "tolist"}
+#: torch functions whose results are not tensors (devices, sizes, dtypes, predicates)
+TORCH_NON_TENSORS = {"device", "Size", "finfo", "iinfo", "is_tensor", "numel", "get_default_dtype", "dtype",
+                     "is_floating_point", "result_type", "promote_types", "can_cast", "is_grad_enabled"}
+#: attributes that show a host function's argument is a tensor
+TENSOR_EVIDENCE = META_ATTRS | META_METHODS | {
+    "contiguous", "view", "reshape", "to", "clone", "copy_", "fill_", "zero_", "expand", "permute",
+    "transpose", "unsqueeze", "squeeze", "flatten", "T", "mT", "view_as", "expand_as", "new_empty",
+    "new_zeros", "narrow", "select", "unbind", "split", "chunk", "as_strided", "detach"}
+#: builtins that compute on a tensor argument
+COMPUTE_BUILTINS = {"sum", "abs", "max", "min", "pow", "round", "divmod", "any", "all", "sorted"}
+SCALAR_ANNOTATIONS = {"int", "float", "bool", "str", "complex"}
+IDENTITY_OPS = (ast.Is, ast.IsNot, ast.In, ast.NotIn)
+
 DOWNCAST_NAMES = {"float16", "half", "bfloat16"}
 DOWNCAST_STRINGS = ("float16", "half", "bfloat16", "fp16", "bf16", "float8", "fp8")
 TRITON_DECORATORS = {"triton.jit", "triton.autotune", "triton.heuristics"}
 
 
-def lint(source: str, spec: dict) -> list[str]:
+def lint(source: str, spec: dict, weaken: frozenset[str] | set[str] = frozenset()) -> list[str]:
     """Every rule the submission breaks, one line each (deduplicated, in source order)."""
     try:
         tree = ast.parse(source)
     except SyntaxError as e:
         return [f"solution.py does not parse: {e.msg} (line {e.lineno})"]
-    return list(dict.fromkeys(_Linter(spec).run(tree)))
+    return list(dict.fromkeys(_Linter(spec, weaken).run(tree)))
 
 
 def _dotted(node: ast.AST) -> list[str] | None:
@@ -78,7 +110,9 @@ def _dotted(node: ast.AST) -> list[str] | None:
 
 
 class _Linter:
-    def __init__(self, spec: dict) -> None:
+    def __init__(self, spec: dict, weaken: frozenset[str] | set[str] = frozenset()) -> None:
+        self.any_init = "lint-any-init" in weaken
+        self.operators = "lint-operators" not in weaken
         self.require_kernel = bool(spec.get("require_kernel", True))
         dtype = spec.get("dtype", "float32")
         self.strict_fp32 = dtype == "float32" and not spec.get("allow_downcast", False)
@@ -164,6 +198,8 @@ class _Linter:
                 self.say(node, f"attribute {a} is not allowed")
             if a in STREAM_ATTRS:
                 self.say(node, f"attribute {a} is not allowed (side streams, graphs and backend switches are off limits)")
+            if a in FILE_ATTRS:
+                self.say(node, f"attribute {a} is not allowed (no files)")
             path = self.resolve(node)
             if path is not None and not hasattr(node, "_outer"):
                 self.check_path(node, path)
@@ -219,20 +255,45 @@ class _Linter:
 
     # -- module structure ------------------------------------------------------------------
     def check_structure(self, tree: ast.Module) -> None:
-        if not any(isinstance(n, ast.ClassDef) and n.name == "ModelNew" for n in tree.body):
+        model_new = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ModelNew"]
+        if not model_new:
             self.problems.append("solution.py does not define a class ModelNew")
+        self.tensor_attrs = {a for c in model_new for a in self.tensor_attributes(c)}
+        # ModelNew.__init__ may prepare weights with torch; every other __init__ is host code
+        exempt = {id(f) for c in model_new for f in c.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"}
+        owner = {id(f): c.name for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for f in c.body
+                 if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
         for fn in ast.walk(tree):
-            if isinstance(fn, ast.Lambda):  # e.g. an autotune pre_hook: host code like forward
+            if isinstance(fn, ast.Lambda):  # a grid, a hook, a key: host code like forward
                 if self.require_kernel:
-                    self.check_host_function(fn)
+                    self.check_host_function(fn, "function <lambda>")
                 continue
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
-            if not self.is_kernel(fn):
-                if self.require_kernel and fn.name != "__init__":
-                    self.check_host_function(fn)
-            else:
+            if self.is_kernel(fn):
                 self.check_kernel(fn)
+                continue
+            if not self.require_kernel or id(fn) in exempt or (self.any_init and fn.name == "__init__"):
+                continue
+            cls = owner.get(id(fn))
+            forward = (cls, fn.name) == ("ModelNew", "forward")
+            where = "ModelNew.forward" if forward else f"method {cls}.{fn.name}" if cls else f"function {fn.name}"
+            self.check_host_function(fn, where, forward=forward)
+
+    def tensor_attributes(self, cls: ast.ClassDef) -> set[str]:
+        """``self.<name>`` attributes ModelNew binds to torch's results (parameters, buffers, layers),
+        and buffers or parameters registered by name."""
+        names: set[str] = set()
+        for node in ast.walk(cls):
+            if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                    and _makes_tensors(self.resolve(node.value.func) or "")):
+                names.update(t.attr for t in node.targets if isinstance(t, ast.Attribute)
+                             and isinstance(t.value, ast.Name) and t.value.id == "self")
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                  and node.func.attr in ("register_buffer", "register_parameter") and node.args
+                  and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+                names.add(node.args[0].value)
+        return names
 
     def is_kernel(self, fn: ast.FunctionDef) -> bool:
         for d in fn.decorator_list:
@@ -241,19 +302,22 @@ class _Linter:
                 return True
         return False
 
-    def check_host_function(self, fn: ast.FunctionDef | ast.Lambda) -> None:
+    def check_host_function(self, fn: ast.FunctionDef | ast.Lambda, where: str, *, forward: bool = False) -> None:
         """Host code (forward and its helpers) may allocate, take views and launch; never compute."""
-        name = getattr(fn, "name", "<lambda>")
-        where = "ModelNew.forward" if name == "forward" else f"function {name}"
+        tensors = _Tensors(fn, self, forward=forward) if self.operators else None
         for node in ast.walk(fn):
-            if not isinstance(node, ast.Call):
-                continue
-            path = self.resolve(node.func)
-            if path is not None:
-                if path.startswith("torch.") and path.split(".")[-1] not in TORCH_ALLOCATORS:
-                    self.say(node, f"{where} calls torch compute op {path}: the task asks for a Triton kernel")
-            elif isinstance(node.func, ast.Attribute) and node.func.attr in COMPUTE_METHODS:
-                self.say(node, f"{where} calls torch compute op {node.func.attr}: the task asks for a Triton kernel")
+            if isinstance(node, ast.Call):
+                path = self.resolve(node.func)
+                if path is not None:
+                    if path.startswith("torch.") and path.split(".")[-1] not in TORCH_ALLOCATORS:
+                        self.say(node, f"{where} calls torch compute op {path}: the task asks for a Triton kernel")
+                elif isinstance(node.func, ast.Attribute) and node.func.attr in COMPUTE_METHODS:
+                    self.say(node, f"{where} calls torch compute op {node.func.attr}: the task asks for a Triton kernel")
+                elif (tensors is not None and isinstance(node.func, ast.Name) and node.func.id in COMPUTE_BUILTINS
+                      and any(tensors.holds(a) for a in node.args)):
+                    self.say(node, f"{where} calls {node.func.id}() on a tensor: the task asks for a Triton kernel")
+            elif tensors is not None and (op := tensors.compute_operator(node)) is not None:
+                self.say(node, f"{where} applies the operator {op} to a tensor: the task asks for a Triton kernel")
 
     def check_kernel(self, fn: ast.FunctionDef) -> None:
         """A @triton.jit body that names torch would run torch under the interpreter only."""
@@ -262,3 +326,124 @@ class _Linter:
                 continue
             if isinstance(node, ast.Name) and self.aliases.get(node.id, "").startswith("torch"):
                 self.say(node, f"triton.jit kernel {fn.name} references torch ({node.id})")
+
+
+_OPERATOR = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.MatMult: "@", ast.Div: "/", ast.FloorDiv: "//",
+             ast.Mod: "%", ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.BitOr: "|", ast.BitXor: "^",
+             ast.BitAnd: "&", ast.USub: "-", ast.UAdd: "+", ast.Invert: "~", ast.Not: "not", ast.Eq: "==",
+             ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
+
+
+class _Tensors:
+    """Which expressions of one host function are tensors, as far as the source shows: ``forward``'s
+    arguments (unless annotated as scalars), arguments the function treats as tensors, ModelNew's tensor
+    attributes, torch's results, and what is derived from them by views, indexing and arithmetic."""
+
+    def __init__(self, fn: ast.FunctionDef | ast.Lambda, linter: _Linter, *, forward: bool) -> None:
+        self.linter = linter
+        self.names: set[str] = set()
+        args = fn.args
+        params = [*args.posonlyargs, *args.args, *args.kwonlyargs, *([args.vararg] if args.vararg else [])]
+        used = {n.value.id for n in ast.walk(fn) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+                and n.attr in TENSOR_EVIDENCE}
+        for p in params:
+            if p.arg == "self":
+                continue
+            annotation = ast.unparse(p.annotation) if p.annotation is not None else ""
+            tensor = annotation.split(".")[-1] == "Tensor" or (forward and annotation not in SCALAR_ANNOTATIONS)
+            if tensor or p.arg in used:
+                self.names.add(p.arg)
+        changed = True
+        while changed:  # bindings in any order, until nothing new is a tensor
+            changed = False
+            for node in ast.walk(fn):
+                for target, value in _bindings(node):
+                    for name in self.bound(target, value):
+                        if name not in self.names:
+                            self.names.add(name)
+                            changed = True
+
+    def bound(self, target: ast.AST, value: ast.AST | None) -> list[str]:
+        """Names in ``target`` that ``value`` makes tensors."""
+        if isinstance(target, ast.Name):
+            return [target.id] if value is not None and self.holds(value) else []
+        if isinstance(target, (ast.Tuple, ast.List)):
+            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+                return [n for t, v in zip(target.elts, value.elts) for n in self.bound(t, v)]
+            if value is not None and self.holds(value):  # q, k = x.chunk(2)
+                return [t.id for t in target.elts if isinstance(t, ast.Name)]
+        return []
+
+    def holds(self, node: ast.AST) -> bool:
+        """Whether ``node`` evaluates to a tensor, as far as the source shows."""
+        if isinstance(node, ast.Name):
+            return node.id in self.names
+        if isinstance(node, ast.Starred):
+            return self.holds(node.value)
+        if isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Name) and node.value.id == "self":
+                return node.attr in self.linter.tensor_attrs
+            return node.attr not in META_ATTRS and self.holds(node.value)
+        if isinstance(node, ast.Subscript):
+            return self.holds(node.value)
+        if isinstance(node, ast.Call):
+            path = self.linter.resolve(node.func)
+            if path is not None:
+                return _makes_tensors(path)
+            if isinstance(node.func, ast.Attribute):
+                return node.func.attr not in META_METHODS and self.holds(node.func.value)
+            return False
+        if isinstance(node, ast.BinOp):
+            return isinstance(node.op, ast.MatMult) or self.holds(node.left) or self.holds(node.right)
+        if isinstance(node, ast.UnaryOp):
+            return not isinstance(node.op, ast.Not) and self.holds(node.operand)
+        if isinstance(node, ast.IfExp):
+            return self.holds(node.body) or self.holds(node.orelse)
+        if isinstance(node, ast.NamedExpr):
+            return self.holds(node.value)
+        return False
+
+    def compute_operator(self, node: ast.AST) -> str | None:
+        """The operator ``node`` applies to a tensor, or None."""
+        if isinstance(node, ast.BinOp):
+            if isinstance(node.op, ast.MatMult) or self.holds(node.left) or self.holds(node.right):
+                return _OPERATOR.get(type(node.op), type(node.op).__name__)
+        elif isinstance(node, ast.AugAssign):
+            if isinstance(node.op, ast.MatMult) or self.holds(node.target) or self.holds(node.value):
+                return _OPERATOR.get(type(node.op), type(node.op).__name__) + "="
+        elif isinstance(node, ast.UnaryOp):
+            if self.holds(node.operand):
+                return _OPERATOR.get(type(node.op), type(node.op).__name__)
+        elif isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+            for op, (a, b) in zip(node.ops, zip(operands, operands[1:])):
+                if not isinstance(op, IDENTITY_OPS) and (self.holds(a) or self.holds(b)):
+                    return _OPERATOR.get(type(op), type(op).__name__)
+        return None
+
+
+def _makes_tensors(path: str) -> bool:
+    """Whether calling the torch function ``path`` gives a tensor (or a module holding them):
+    ``torch.<fn>`` (not sizes, devices, dtypes), ``torch.nn.*``, ``torch.Tensor.*``, ``torch.linalg.*``;
+    not ``torch.cuda.*`` and the like (device queries)."""
+    parts = path.split(".")
+    if parts[0] != "torch" or len(parts) < 2:
+        return False
+    if len(parts) == 2:
+        return parts[1] not in TORCH_NON_TENSORS
+    return parts[1] in ("nn", "Tensor", "linalg", "fft", "special")
+
+
+def _bindings(node: ast.AST) -> list[tuple[ast.AST, ast.AST | None]]:
+    """(target, value) pairs a statement binds; value None where no single expression is bound."""
+    if isinstance(node, ast.Assign):
+        return [(t, node.value) for t in node.targets]
+    if isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+        return [(node.target, node.value)]
+    if isinstance(node, ast.For):  # iterating a tensor yields tensors
+        return [(node.target, node.iter)]
+    if isinstance(node, ast.comprehension):
+        return [(node.target, node.iter)]
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        return [(i.optional_vars, i.context_expr) for i in node.items if i.optional_vars is not None]
+    return []

@@ -1,18 +1,26 @@
 """The child worker: the only process that imports the submission.
 
-``kernelrun.py JOB RESULT``: JOB (torch.save'd by kernelcheck.py) holds the submission's source,
-per round a seed, the init inputs and the inputs, the poison size, the device and whether to time.
-The reference's outputs never enter this process, so nothing the submission does here can find
-them. RESULT gets, per round that passed the runtime checks, the outputs and the inputs as they
-were after forward, plus the first failure ("round 2: ...") and, on CUDA, ModelNew's timing.
+``kernelrun.py JOB RESULT``: JOB (torch.save'd by kernelcheck.py, deleted once read) holds the
+submission's source, per round the weights' seed, the init inputs and the inputs, the inputs of one
+more call on fresh values, the poison size, the device and whether to time. The reference's outputs
+never enter this process, so nothing the submission does here can find them. RESULT gets, per round
+that passed the runtime checks, the outputs and the inputs as they were after forward, the fresh
+call's outputs, the first failure ("round 2: ...") and, on CUDA, ModelNew's timing.
 
-The runtime checks, per round: at least one Triton launch; no aten op outside a launch beyond
-allocation, views and same-precision copies; inputs untouched; nothing the harness relies on
-replaced; still on the default stream. Inputs live in the same buffers every round (refilled in
-place), so a cache keyed on a tensor's identity, address or shape returns the previous round's
-answer; fresh allocations sit on memory that was just filled with NaN. On CUDA, after the timing:
-every timed call launched a kernel, and one more call on fresh values in the same buffers goes back
-to the parent for comparison, so a forward that behaves only while it is checked is caught.
+The runtime checks, per round: at least one Triton launch; no aten op beyond allocation, views and
+same-precision copies, wherever forward runs it: in its own body, in a callable grid, a launch hook
+or an object a launch evaluates (only the kernel bodies run no torch, and the interpreter's own
+copies in and out of a launch are allocations, storage swaps and copies); inputs untouched; nothing
+the harness relies on replaced; still on the default stream. Inputs live in the same buffers every
+round (refilled in place), so a cache keyed on a tensor's identity, address or shape returns the
+previous round's answer; fresh allocations sit on memory that was just filled with NaN. After the
+rounds (on CUDA, after the timing, where every timed call must have launched a kernel) the last
+round's ModelNew gets one more call on fresh values in the same buffers, checked by the parent like
+a round, so a forward that answers from state it kept, or behaves only while checked, is caught.
+
+``weaken`` in the job (tests and positive controls only): "launch-depth" exempts everything inside a
+launch from the op recording and "output-type" reads tensor subclasses as outputs, as this worker
+once did; "ops" records nothing.
 """
 
 from __future__ import annotations
@@ -55,13 +63,16 @@ class Rejected(Exception):
 # -- launch counting: every Triton launch, compiled or interpreted, goes through Class.run ----------
 class _Launch:
     count = 0
-    depth = 0  # > 0 while a kernel runs: the interpreter's own torch ops are not forward's
+    exempt = False  # --weaken launch-depth: everything inside a launch goes unrecorded
+    depth = 0
 
 
 def _counted(run):  # noqa: ANN001, ANN202
     def run_counted(self, *args, **kwargs):  # noqa: ANN001, ANN202
         if not kwargs.get("warmup"):
             _Launch.count += 1
+        if not _Launch.exempt:
+            return run(self, *args, **kwargs)
         _Launch.depth += 1
         try:
             return run(self, *args, **kwargs)
@@ -104,6 +115,7 @@ _WATCHED = {
     "TorchDispatchMode.__enter__": (TorchDispatchMode, "__enter__"),
     "TorchDispatchMode.__exit__": (TorchDispatchMode, "__exit__"),
     "builtins.isinstance": (builtins, "isinstance"),
+    "builtins.type": (builtins, "type"),
     "builtins.len": (builtins, "len"),
     "builtins.open": (builtins, "open"),
     "builtins.__import__": (builtins, "__import__"),
@@ -126,6 +138,7 @@ ALLOWED_OPS = {
     "select", "split", "split_with_sizes", "unbind", "narrow", "detach", "alias", "lift_fresh",
     "clone", "copy_", "contiguous", "_to_copy", "view_as", "expand_as", "flatten", "unflatten",
     "movedim", "_reshape_alias", "resize_",
+    "set_",  # the interpreter points host tensors at a launch's arguments' storage
 }
 
 
@@ -136,7 +149,7 @@ def _lowers_precision(src: torch.dtype, dst: torch.dtype | None) -> bool:
 
 
 class _OpRecorder(TorchDispatchMode):
-    """Records every aten op forward runs outside a Triton launch that is not allocation or a view."""
+    """Records every aten op forward runs that is not allocation, a view or a copy."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -155,13 +168,24 @@ class _OpRecorder(TorchDispatchMode):
         return func(*args, **kwargs)
 
 
-def _plain_cpu(out):  # noqa: ANN001, ANN202
-    """Outputs as plain CPU tensors (a tensor subclass must not reach the parent's comparison)."""
-    if isinstance(out, torch.Tensor):
+def _plain_cpu(out, *, subclasses: bool = False):  # noqa: ANN001, ANN202
+    """Outputs as plain CPU tensors. Only ``torch.Tensor`` itself (in a tuple or list) is accepted:
+    a subclass's ``__torch_function__`` would run its own code when the output is read, after the op
+    recorder has stopped. ``subclasses`` (--weaken output-type): read them as this worker once did."""
+    if type(out) is torch.Tensor or (subclasses and isinstance(out, torch.Tensor)):
         return out.detach().to("cpu").clone().as_subclass(torch.Tensor)
-    if isinstance(out, (tuple, list)):
-        return [_plain_cpu(o) for o in out]
-    raise Rejected(f"ModelNew.forward returned {type(out).__name__}, not a tensor")
+    if type(out) in (tuple, list) or (subclasses and isinstance(out, (tuple, list))):
+        return [_plain_cpu(o, subclasses=subclasses) for o in out]
+    kind = "a tensor subclass" if isinstance(out, torch.Tensor) else type(out).__name__
+    raise Rejected(f"ModelNew.forward returned {kind}, not a tensor")
+
+
+def _stray_modes() -> str | None:
+    """A torch function or dispatch mode forward left active would see (and could rewrite) every
+    op the harness runs next."""
+    if torch._C._len_torch_function_stack() or torch._C._len_torch_dispatch_stack():
+        return "ModelNew.forward left a torch function or dispatch mode active"
+    return None
 
 
 def _error_line(e: BaseException) -> str:
@@ -195,41 +219,58 @@ def _poison(device: str, nbytes: int) -> None:
     del blocks
 
 
+def _checked_call(model, buffers: list, cuda: bool, ops: bool, subclasses: bool):  # noqa: ANN001, ANN202
+    """forward on ``buffers`` under the op recorder: its outputs as plain CPU tensors, or Rejected
+    (without the round's prefix, which the caller adds)."""
+    recorder = _OpRecorder()
+    try:
+        with torch.no_grad(), recorder:
+            out = model(*buffers)
+        if cuda:
+            torch.cuda.synchronize()
+    except Exception as e:  # noqa: BLE001
+        raise Rejected(f"ModelNew raised {_error_line(e)}") from e
+    if (why := _replaced() or _stray_modes()) is not None:
+        raise Rejected(why)
+    if ops and recorder.bad:
+        raise Rejected(f"ModelNew.forward ran torch op {recorder.bad[0]} outside a Triton kernel")
+    return _plain_cpu(out, subclasses=subclasses)
+
+
+def _refill(buffers: list, values: list, device: str) -> list:
+    """``values`` in ``buffers`` (same tensors, same addresses), or new buffers the first time."""
+    if not buffers:
+        return [x.to(device).clone() if isinstance(x, torch.Tensor) else x for x in values]
+    for i, x in enumerate(values):
+        if isinstance(x, torch.Tensor):
+            buffers[i].copy_(x)
+        else:
+            buffers[i] = x
+    return buffers
+
+
 def run_rounds(job: dict, result: dict) -> None:
     device, cuda = job["device"], job["device"] == "cuda"
+    weaken = set(job.get("weaken", ()))
+    _Launch.exempt, ops, subclasses = "launch-depth" in weaken, "ops" not in weaken, "output-type" in weaken
     model_new = _import_submission(job["source"])
     if (why := _replaced()) is not None:
         raise Rejected(f"importing solution.py: {why}")
-    buffers, model = None, None
+    buffers, model = [], None
     for k, rnd in enumerate(job["rounds"], 1):
         torch.manual_seed(rnd["seed"])
         try:
             model = model_new(*rnd["init"]).to(device)
         except Exception as e:  # noqa: BLE001
             raise Rejected(f"round {k}: ModelNew(...) raised {_error_line(e)}") from e
-        if buffers is None:
-            buffers = [x.to(device).clone() if isinstance(x, torch.Tensor) else x for x in rnd["inputs"]]
-        else:  # same buffers, same addresses, new values
-            for i, x in enumerate(rnd["inputs"]):
-                if isinstance(x, torch.Tensor):
-                    buffers[i].copy_(x)
-                else:
-                    buffers[i] = x
+        buffers = _refill(buffers, rnd["inputs"], device)
         kept = [b.clone() if isinstance(b, torch.Tensor) else b for b in buffers]
         _poison(device, job["poison_bytes"])
         launches = _Launch.count
-        recorder = _OpRecorder()
         try:
-            with torch.no_grad(), recorder:
-                out = model(*buffers)
-            if cuda:
-                torch.cuda.synchronize()
-        except Exception as e:  # noqa: BLE001
-            raise Rejected(f"round {k}: ModelNew raised {_error_line(e)}") from e
-        if (why := _replaced()) is not None:
-            raise Rejected(f"round {k}: {why}")
-        if recorder.bad:
-            raise Rejected(f"round {k}: ModelNew.forward ran torch op {recorder.bad[0]} outside a Triton kernel")
+            out = _checked_call(model, buffers, cuda, ops, subclasses)
+        except Rejected as r:
+            raise Rejected(f"round {k}: {r}") from None
         if job["require_kernel"] and _Launch.count == launches:
             raise Rejected(f"round {k}: ModelNew.forward launched no Triton kernel")
         for i, (b, c) in enumerate(zip(buffers, kept)):
@@ -237,7 +278,7 @@ def run_rounds(job: dict, result: dict) -> None:
                 raise Rejected(f"round {k}: ModelNew.forward modified its input {i}")
         if cuda and torch.cuda.current_stream() != torch.cuda.default_stream():
             raise Rejected(f"round {k}: ModelNew.forward left a non-default stream current")
-        result["rounds"].append({"out": _plain_cpu(out),
+        result["rounds"].append({"out": out,
                                  "inputs": [_plain_cpu(b) if isinstance(b, torch.Tensor) else b for b in buffers]})
     if job["time"]:
         calls, launches = [0], _Launch.count
@@ -252,23 +293,19 @@ def run_rounds(job: dict, result: dict) -> None:
             raise Rejected(f"timing: {why}")
         if job["require_kernel"] and _Launch.count - launches < calls[0]:
             raise Rejected("timing: some timed calls of ModelNew.forward launched no Triton kernel")
-        # One more call on fresh values in the same buffers, checked by the parent: a forward that
-        # behaves while checked and replays or skips work once timed is caught here.
-        for i, x in enumerate(job["after_timing"]):
-            if isinstance(x, torch.Tensor):
-                buffers[i].copy_(x)
-        recorder = _OpRecorder()
-        with torch.no_grad(), recorder:
-            out = model(*buffers)
-        torch.cuda.synchronize()
-        if recorder.bad:
-            raise Rejected(f"after timing: ModelNew.forward ran torch op {recorder.bad[0]} outside a Triton kernel")
-        result["after_timing"] = _plain_cpu(out)
-        outs = out if isinstance(out, (tuple, list)) else [out]
-        timing["out_bytes"] = sum(o.numel() * o.element_size() for o in outs)
+        outs = result["rounds"][-1]["out"]
+        timing["out_bytes"] = sum(o.numel() * o.element_size() for o in (outs if isinstance(outs, list) else [outs]))
         timing["param_bytes"] = sum(t.numel() * t.element_size()
                                     for t in [*model.parameters(), *model.buffers()])
         result["timing"] = timing
+    if job["fresh"] is not None:
+        # One more call on fresh values in the same buffers, checked by the parent: a forward that
+        # answers from state it kept (or behaves only while it is checked) is caught here.
+        buffers = _refill(buffers, job["fresh"], device)
+        try:
+            result["fresh"] = _checked_call(model, buffers, cuda, ops, subclasses)
+        except Rejected as r:
+            raise Rejected(f"the call on fresh values: {r}") from None
 
 
 def main() -> int:
@@ -276,7 +313,9 @@ def main() -> int:
     if sys.stdin.readline().strip() != "go":  # the parent started this process early, then gave up
         return 0
     job = torch.load(job_path, weights_only=True)
-    result = {"error": None, "rounds": [], "timing": None, "device": "cuda" if torch.cuda.is_available() else "cpu"}
+    os.unlink(job_path)  # the inputs of every round and of the fresh call: not for the submission to read
+    result = {"error": None, "rounds": [], "timing": None, "fresh": None,
+              "device": "cuda" if torch.cuda.is_available() else "cpu"}
     try:
         run_rounds(job, result)
     except Rejected as r:
