@@ -1,8 +1,8 @@
 """Throughput and admission rate of the professional domain on this machine: tasks generated per
-minute, and tasks admitted per minute through gates 1-8 (lint, build, oracle, null, reset,
-flakiness, decontamination, near-duplicate) plus the domain's own (professional-lint,
-professional-controls: valid empty outputs score 0, the plausible wrong answer scores below 1), on
-the bwrap backend.
+minute, and tasks admitted per minute through gates 1-8 (lint, build, oracle, null, red team,
+reset, flakiness, decontamination, near-duplicate) plus the domain's own (professional-lint,
+professional-controls: valid empty outputs score 0, the null attempt at most 0.1, the plausible
+wrong answer at most 0.5), on the bwrap backend.
 
 Tasks cycle through every family and difficulty (seeds from --seed). Admission runs ``--jobs`` tasks
 at a time with the layer cache warm (the domain's image preamble is built once per machine). Every

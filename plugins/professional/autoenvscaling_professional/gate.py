@@ -6,11 +6,14 @@ declare; every ``tests/original/`` copy is the workspace file it stands for), an
 reached the image.
 
 ``professional-controls`` (order 45, after the null attempt): negative controls run as attempts in
-the task's own environment, like the oracle. "untouched" hands the input back as the answer (a new
-output becomes a copy of the workspace's file of the same type; an in-place edit is left undone) and
-must score 0; "empty" writes every output as a valid but empty document and must score 0; "wrong" is
-the family's plausible wrong answer (the reference solution with one realistic mistake) and must
-score below 1.
+the task's own environment, like the oracle. "nothing" is the null attempt again, held to this
+domain's stricter ceiling (at most 0.1, where the core's null gate allows anything below 0.5);
+"untouched" hands the input back as the answer (a new output becomes a copy of the workspace's file
+of the same type; an in-place edit is left undone) and must score 0; "empty" writes every output as
+a valid but empty document and must score 0; "wrong" is the family's plausible wrong answer (the
+reference solution with one realistic mistake) and may score at most 0.5: partial credit must not
+make a wrong answer look like a pass. A control above its ceiling rejects the task with the control,
+its reward and its ceiling in the reason.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import json
 import time
 
 from autoenvscaling.agents.base import Action, Agent, AgentLimits, Trajectory
-from autoenvscaling.agents.builtin import solution_files
+from autoenvscaling.agents.builtin import NopAgent, solution_files
 from autoenvscaling.gates.base import Evidence, Gate, GateContext, GateResult
 from autoenvscaling.gates.runtime import PREPARED, trial_evidence
 from autoenvscaling.runtime.paths import SOLUTION_DIR
@@ -28,8 +31,8 @@ from autoenvscaling.tasks import StepConfig, Task
 
 from .render import CONTROLS, DOMAIN
 
-#: the highest reward each control may earn
-CEILINGS = {"untouched": 0.0, "empty": 0.0, "wrong": 1.0 - 1e-9}
+#: the highest reward each control may earn, in the order they run ("nothing" is the null attempt)
+CEILINGS = {"nothing": 0.1, "untouched": 0.0, "empty": 0.0, "wrong": 0.5}
 
 
 class ControlAgent(Agent):
@@ -111,9 +114,11 @@ class ProfessionalControlsGate(Gate):
         ctx.scratch[PREPARED] = prepared
         evidence: list[Evidence] = []
         rewards: dict[str, float] = {}
-        for control in CONTROLS:
-            result = await ctx.runner.run(task, ControlAgent(control), prepared=prepared)
-            evidence.append(trial_evidence(result, f"negative control {control!r}: solution/controls/{control}.sh, then tests/test.sh"))
+        for control in CEILINGS:
+            agent = NopAgent() if control == "nothing" else ControlAgent(control)
+            result = await ctx.runner.run(task, agent, prepared=prepared)
+            what = "no action" if control == "nothing" else f"solution/controls/{control}.sh"
+            evidence.append(trial_evidence(result, f"negative control {control!r}: {what}, then tests/test.sh"))
             if result.status != "ok":
                 return self.result("error" if result.status == "error" else "timeout",
                                    f"control {control!r} did not complete: {result.error}",
@@ -124,8 +129,8 @@ class ProfessionalControlsGate(Gate):
                                            "it must produce its answer for the verifier to reject",
                                    seconds=time.monotonic() - start, evidence=evidence)
             rewards[control] = result.reward
-            if result.reward > CEILINGS[control]:
-                limit = "0" if CEILINGS[control] == 0 else "below 1"
+            if result.reward > CEILINGS[control] + 1e-9:
+                limit = "0" if CEILINGS[control] == 0 else f"at most {CEILINGS[control]:g}"
                 return self.result("fail", f"the {control!r} control scored {result.reward:g} (must score {limit}): "
                                            "the verifier rewards an answer that is not the task's",
                                    seconds=time.monotonic() - start, evidence=evidence)

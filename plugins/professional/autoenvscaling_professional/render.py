@@ -6,7 +6,8 @@
                                  reportlab, icalendar and the ``formulas`` spreadsheet engine; identical
                                  in every task, so the layer cache builds it once) + COPY of the workspace
     environment/app/...          the workspace /app starts with
-    tests/test.sh                runs tests/profcheck.py
+    tests/test.sh                runs tests/profcheck.py (python3 -I); the verifier sees the image
+                                 plus only the declared outputs ([verifier] outputs)
     tests/profcheck.py           the domain's checker library (verifier/profcheck.py, verbatim)
     tests/check_<family>.py      the family's checks (verifier/checks/<family>.py, verbatim)
     tests/spec.json              hidden: expected values, tolerances, digests of inputs to keep
@@ -14,7 +15,7 @@
     solution/solve.sh            runs solution/solve.py (solutions/<family>.py) with solution/params.json
     solution/controls/*.sh       negative controls for the professional-controls gate: "untouched" (the
                                  input handed back as the answer), "empty" (valid empty outputs) and
-                                 "wrong" (the family's plausible wrong answer)
+                                 "wrong" (the family's plausible wrong answer, at most 0.5)
 """
 
 from __future__ import annotations
@@ -74,6 +75,14 @@ def dockerfile() -> str:
     return PREAMBLE + "COPY app/ /app/\n"
 
 
+def verifier_outputs(outputs: dict[str, str]) -> list[str]:
+    """The task's ``[verifier] outputs``: the only paths of the agent's the verifier sees (the rest
+    of /app and of the image is put back as it was built). An output inside a folder
+    (``letters/AC-1.docx``) declares the whole folder, so letters written for the wrong recipients
+    reach the checker too."""
+    return sorted({f"/app/{rel.split('/', 1)[0]}" for rel in outputs})
+
+
 def task_name(family: str, draft: Draft, *, seed: int, level: int) -> str:
     return f"{DOMAIN}-{family}-{draft.kind}-l{level}-s{seed}".replace("_", "-")
 
@@ -108,7 +117,7 @@ def render(family: str, draft: Draft, *, seed: int, level: int) -> Task:
                                       "set -eu\ncd /app\npython3 /solution/controls/empty_outputs.py\n",
         "solution/controls/empty_outputs.py": package_text("verifier", "empty_outputs.py"),
         "solution/controls/wrong.sh": "#!/bin/bash\n# Negative control: the plausible wrong answer "
-                                      f"({draft.mistake}). Must not score 1.\nset -eu\ncd /app\npython3 /solution/solve.py --wrong\n",
+                                      f"({draft.mistake}). Must score at most 0.5.\nset -eu\ncd /app\npython3 /solution/solve.py --wrong\n",
     }
     for rel, data in sorted(workspace.items()):
         files[f"environment/app/{rel}"] = TaskFile(data=data)
@@ -120,7 +129,7 @@ def render(family: str, draft: Draft, *, seed: int, level: int) -> Task:
         "task": {"name": name, "description": f"{family.replace('_', ' ')}: {draft.kind.replace('_', ' ')} ({label})",
                  "keywords": tags, "authors": [{"name": "autoenvscaling-professional"}]},
         "metadata": {"difficulty": label, "category": "professional", "tags": tags},
-        "verifier": {"timeout_sec": 300.0},
+        "verifier": {"timeout_sec": 300.0, "outputs": verifier_outputs(draft.outputs)},
         "agent": {"timeout_sec": draft.agent_timeout_sec},
         "environment": {"build_timeout_sec": 1800.0, "cpus": 1, "memory_mb": 2048, "storage_mb": 2048,
                         "workdir": "/app"},

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from functools import lru_cache
 
@@ -29,10 +30,55 @@ def details(result) -> dict:
 
 
 def trial(task, agent):
-    """One attempt of ``agent`` on ``task`` in bwrap, verified with the protected view."""
+    """One attempt of ``agent`` on ``task`` in bwrap, verified as training would (the outputs view)."""
     from autoenvscaling.testing import run_trial
 
     return run_trial(task, agent)
+
+
+def trials(pairs, *, jobs: int = 2) -> list:
+    """Attempts of several ``(task, agent)`` pairs in bwrap, ``jobs`` at a time on one backend (what
+    one ``trial`` each would do, without starting the backend every time); results in order."""
+    return on_runner([lambda runner, t=t, a=a: runner.run(t, a) for t, a in pairs], jobs=jobs)
+
+
+def on_runner(calls, *, jobs: int = 2) -> list:
+    """``call(runner)`` for each of ``calls`` (coroutine functions of a bwrap ``TrialRunner``),
+    ``jobs`` at a time; their results in order."""
+    import asyncio
+
+    from autoenvscaling.plugins import create_host
+    from autoenvscaling.runtime.trial import TrialRunner
+    from autoenvscaling.sandbox.select import make_backend
+
+    async def go():
+        host = create_host()
+        backend = make_backend("bwrap", host)
+        runner, gate = TrialRunner(backend, host=host), asyncio.Semaphore(jobs)
+
+        async def one(call):
+            async with gate:
+                return await call(runner)
+
+        try:
+            return await asyncio.gather(*(one(c) for c in calls))
+        finally:
+            await backend.aclose()
+
+    return asyncio.run(go())
+
+
+def fraction_met(result) -> float:
+    """The fraction of requirements met that profcheck prints: what the old scoring paid."""
+    match = re.search(r"^fraction met ([0-9.]+)$", details(result)["output"], re.M)
+    assert match, details(result)
+    return float(match.group(1))
+
+
+def with_spec(task, **changes):
+    """``task`` with keys of its hidden spec changed (``scoring="fraction"``: the old scoring)."""
+    spec = json.loads(task.files["tests/spec.json"].text)
+    return task.with_files({"tests/spec.json": json.dumps({**spec, **changes}, indent=1, sort_keys=True) + "\n"})
 
 
 def validate(task, *, skip=()):

@@ -1,6 +1,6 @@
 """Reward hacks against professional tasks score 0, each attempted for real in a bwrap sandbox and
-verified with the protected view. Every family gets the generic ones (doing nothing, a file of the
-right name that is not a document, valid empty documents, the right files with the content
+verified on the image plus the declared outputs. Every family gets the generic ones (doing nothing,
+a file of the right name that is not a document, valid empty documents, the right files with the content
 scrambled after the real solution ran); the formula and memo families get their own. Each hack's
 positive control is the oracle scoring 1 on the same task."""
 

@@ -124,6 +124,25 @@ def _edited(task: Task, **changes: bytes | None) -> Task:
     return Task.create(task.name, task.config.model_dump(exclude_none=True), task.instruction, files)
 
 
+@pytest.mark.parametrize("family", FAMILIES)
+def test_tasks_declare_their_outputs_and_verify_in_isolated_python(family):
+    """The verifier sees the image plus only the declared outputs (a folder where the outputs are
+    files in one), and profcheck runs with ``python3 -I``: nothing the agent adds elsewhere, no
+    module planted where Python looks, reaches the checker."""
+    for level in (MIN_LEVEL, MAX_LEVEL):
+        task = ProfessionalDomain().generate_level(family, seed=3, level=level)
+        spec = json.loads(task.files["tests/spec.json"].text)
+        declared = task.config.verifier.outputs
+        assert declared and task.config.verifier.effective_view == "outputs"
+        for rel in spec["outputs"]:
+            assert any(f"/app/{rel}" == d or f"/app/{rel}".startswith(d + "/") for d in declared), (rel, declared)
+        assert all(d.startswith("/app/") and d.count("/") == 2 for d in declared), declared
+        assert "exec python3 -I /tests/profcheck.py" in task.files["tests/test.sh"].text
+    if family == "mail_merge":  # letters/<key>.docx: the whole folder, so letters nobody asked for are seen
+        task = ProfessionalDomain().generate("mail_merge", seed=1, difficulty="medium")
+        assert task.config.verifier.outputs == ["/app/letters"]
+
+
 def test_the_lint_gate_finds_inconsistent_or_leaky_tasks():
     task = ProfessionalDomain().generate("format_sheet", seed=1, difficulty="easy")
     assert ProfessionalLintGate.problem(task) == ""
@@ -161,13 +180,24 @@ def test_scoring_partial_credit_penalties_and_fatal_outcomes(tmp_path, monkeypat
     report.req("a", True)
     report.req("b", False)
     report.penalty("inputs left unchanged", 0)
-    assert report.score() == 0.5  # a penalty that did not happen adds nothing
+    assert report.fraction() == 0.5  # a penalty that did not happen adds nothing
+    assert report.score() == 0.25  # half of the reward is paid only for the whole answer
+    assert report.score("fraction") == 0.5  # the old scoring, for the tests that measure it
     report.penalty("values unchanged", 2, total=100)
-    assert report.score() == pytest.approx(1 / 3)
+    assert report.fraction() == pytest.approx(1 / 3) and report.score() == pytest.approx(1 / 6)
     with pytest.raises(pc.Fatal, match="30 of 100 changed"):
         report.penalty("values unchanged", 30, total=100)
     nothing = pc.Report()
     assert nothing.score() == 0.0
+    whole = pc.Report()
+    whole.req("a", True)
+    whole.penalty("inputs left unchanged", 0)
+    assert whole.score() == 1.0
+    # all but one of many requirements met: the old scoring paid 0.9, now it is below a half
+    near = pc.Report()
+    for i in range(10):
+        near.req(str(i), i > 0)
+    assert near.score("fraction") == 0.9 and near.score() == 0.45
     # a file of the right name that is not a workbook is fatal, with the reason
     monkeypatch.setattr(pc, "APP", str(tmp_path))
     (tmp_path / "report.xlsx").write_text("not a workbook")

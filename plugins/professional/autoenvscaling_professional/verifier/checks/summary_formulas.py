@@ -1,6 +1,10 @@
 """Checks for summary_formulas: each asked-for summary cell holds a formula whose value is right on
 the workbook as saved AND on a copy whose order records were edited (live formulas, not typed or
-frozen numbers). Penalties: cells of the data sheet or the notes sheet changed."""
+frozen numbers). Penalties: cells of the data sheet or the notes sheet changed.
+
+A spec with ``"live": false`` takes that protection away (a typed number or any formula with the
+right value on the saved workbook counts): the positive control of the red team's typed-values
+cheats, never a generated task."""
 
 import profcheck as pc
 
@@ -122,15 +126,18 @@ def _expect(want, records):
         return float("nan")
 
 
-def _problem(what, c, base, edited, want_base, want_edited, tol, sheet):
+def _problem(what, c, base, edited, want_base, want_edited, tol, sheet, live=True):
     if c is None:
         return f"{what}: no such row"
-    if not pc.is_formula(c.value):
+    formula = pc.is_formula(c.value)
+    if live and not formula:
         return f"{what}: {c.coordinate} is not a formula ({c.value!r})"
     kw = {"abs_tol": tol} if tol else {}
-    got = base.get((sheet, c.coordinate))
+    got = base.get((sheet, c.coordinate)) if formula else c.value
     if not pc.close(got, want_base, **kw):
         return f"{what}: {c.coordinate} computes {got!r}, expected {round(want_base, 4)}"
+    if not live:
+        return ""
     got = edited.get((sheet, c.coordinate))
     if not pc.close(got, want_edited, **kw):
         return f"{what}: {c.coordinate} does not follow edited orders (computes {got!r}, expected {round(want_edited, 4)})"
@@ -162,8 +169,8 @@ def check(spec, report):
     edited = _computed(wb, report, "edited")
     sheet = ws.title.upper()
     for name, cells in targets:
-        problems = [_problem(what, c, base, edited, _expect(want, original), _expect(want, edited_records), tol, sheet)
-                    for what, c, want, tol in cells]
+        problems = [_problem(what, c, base, edited, _expect(want, original), _expect(want, edited_records), tol, sheet,
+                             spec.get("live", True)) for what, c, want, tol in cells]
         problems = [p for p in problems if p]
         report.req(f"{name}: live formulas with the right values", not problems,
                    "; ".join(problems[:3]) + (f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""))

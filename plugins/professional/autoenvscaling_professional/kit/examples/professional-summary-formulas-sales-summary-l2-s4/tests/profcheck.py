@@ -1,12 +1,23 @@
 """The professional domain's verifier: scores what the agent left in the workspace.
 
 Copied verbatim into every task's tests/ with the family's ``check_<family>.py`` and the hidden
-``spec.json``; test.sh runs ``python3 -E -s /tests/profcheck.py``. It uses only the libraries of the
-task's image (openpyxl, python-docx, pypdf, icalendar, formulas), which the verifier view restores
-to the image's own copies before this runs.
+``spec.json``; test.sh runs ``python3 -I /tests/profcheck.py`` (isolated: no PYTHON* variables, no
+user site, neither the script's folder nor the working directory on sys.path; ``run`` puts /tests on
+it to import the family's checks). It uses only the libraries of the task's image (openpyxl,
+python-docx, pypdf, icalendar, formulas): the task declares its outputs, so the verifier runs on the
+image as built plus those files, whatever the agent did to site-packages.
 
-Scoring. A check module calls ``report.req(name, ok, detail)`` once per requirement the task states;
-the reward is the fraction met (partial credit). Two more kinds of outcome:
+Scoring. A check module calls ``report.req(name, ok, detail)`` once per requirement the task states.
+Half of the reward is partial credit, the other half is paid only for the whole answer:
+
+    reward = 1                     when every requirement is met and no penalty applies
+    reward = fraction met / 2      otherwise (so always below 0.5)
+
+A plain fraction would pay a plausible wrong answer, right in all but one respect, 0.8 or more: a
+policy trained on it learns that a near miss pays almost as well as the answer, and a reward hack
+that gets most requirements cheaply beats the 0.5 line the admission gates use. The fraction met is
+still reported (``fraction`` in details.json). A spec with ``"scoring": "fraction"`` pays the plain
+fraction; only the tests use it, to show what the old scoring paid. Two more kinds of outcome:
 
 - ``report.fatal(reason)``: the answer cannot be scored at all (an output missing, a file that is not
   a valid document of its type, an output left empty): reward 0.
@@ -70,10 +81,19 @@ class Report:
     def fatal(self, reason: str) -> None:
         raise Fatal(reason)
 
-    def score(self) -> float:
+    def fraction(self) -> float:
+        """The fraction of requirements met, each penalty that applies counting as one unmet."""
         met = sum(1 for i in self.items if i["ok"])
         total = len(self.items) + sum(1 for p in self.penalties if p["count"] > 0)
         return met / total if total else 0.0
+
+    def score(self, scoring: str = "complete") -> float:
+        """The reward: 1 for the whole answer, else half the fraction met ("complete"); or the plain
+        fraction ("fraction", the old scoring, kept for the tests that measure it)."""
+        fraction = self.fraction()
+        if scoring == "fraction" or fraction == 1.0:
+            return fraction
+        return fraction / 2
 
 
 # -- paths and files -------------------------------------------------------------------------------
@@ -543,10 +563,12 @@ def main() -> int:
         traceback.print_exc()
         report = Report()
         report.items = [{"name": "verifier", "ok": False, "detail": "the checker crashed (see the output)"}]
-    reward = 0.0 if getattr(report, "fatal_reason", None) else report.score()
+    fatal = getattr(report, "fatal_reason", None)
+    fraction = 0.0 if fatal else report.fraction()
+    reward = 0.0 if fatal else report.score(spec.get("scoring", "complete"))
     os.makedirs(LOGS, exist_ok=True)
-    details = {"reward": round(reward, 6), "family": spec.get("family"), "requirements": report.items,
-               "penalties": report.penalties, "notes": report.notes}
+    details = {"reward": round(reward, 6), "fraction": round(fraction, 6), "family": spec.get("family"),
+               "requirements": report.items, "penalties": report.penalties, "notes": report.notes}
     with open(os.path.join(LOGS, "details.json"), "w", encoding="utf-8") as fh:
         json.dump(details, fh, indent=1, default=str)
     for item in report.items:
@@ -558,6 +580,7 @@ def main() -> int:
         print(f"note: {note}")
     with open(os.path.join(LOGS, "reward.txt"), "w", encoding="utf-8") as fh:
         fh.write(f"{reward:.6f}\n")
+    print(f"fraction met {fraction:.6f}")
     print(f"reward {reward:.6f}")
     return 0
 
