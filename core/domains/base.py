@@ -90,6 +90,20 @@ class Domain(abc.ABC):
         """The proposer kit for LLM proposers, or None when the domain has none."""
         return None
 
+    def redteam_tested(self, task: Task) -> bool:
+        """Whether the red-team gate may leave ``task`` alone: only when it is exactly what one of
+        this domain's procedural families generates from its recorded seed and parameters (check with
+        ``same_task_content`` against a regenerated twin: a proposer cannot claim it by writing the
+        provenance) and that family's own tests red-team its verifier. Default: never."""
+        return False
+
+
+def same_task_content(task: Task, twin: Task) -> bool:
+    """Whether ``task`` has ``twin``'s instruction and every one of its files (environment, tests,
+    solution), byte for byte and nothing more: the name and the provenance may differ (the flywheel
+    renames its tasks)."""
+    return task.instruction == twin.instruction and task.files == twin.files
+
 
 class LevelledDomain(Domain):
     """A domain whose families are built at a numeric level (easy 1, medium 2, hard 3; variations may

@@ -15,7 +15,9 @@ from .runtime import _AttemptGate, trial_evidence
 
 class RedTeamGate(_AttemptGate):
     """Every cheap cheat that applies to the task (the core's and the task's domain's) must score
-    below ``settings.null_max``; the first that does not names itself in the reason."""
+    below ``settings.null_max``; the first that does not names itself in the reason. A task its
+    domain vouches for (``Domain.redteam_tested``: regenerated from its seed by a family whose own
+    tests red-team its verifier) is left alone."""
 
     name = "redteam"
     order = 45
@@ -29,6 +31,11 @@ class RedTeamGate(_AttemptGate):
             from ..plugins import create_host
 
             host = create_host()
+        domain = task.provenance.domain
+        if domain and domain in host.domains and host.domains.get(domain)().redteam_tested(task):
+            return self.result("pass", f"skipped: a {domain} family whose own tests red-team its verifier "
+                               "(the task is what the family generates from its seed)",
+                               seconds=time.monotonic() - start)
         cheats = cheats_for(task, host, gate_only=True)
         evidence: list[Evidence] = []
         rewards: dict[str, float] = {}

@@ -14,6 +14,10 @@ from .families.base import LEVELS, MAX_LEVEL, MIN_LEVEL
 FLOOR = "basics"  # the family every other one builds on: what "simpler" reaches below level 0
 
 
+# Families whose own tests red-team their verifiers in place of the red-team gate (Domain.redteam_tested).
+REDTEAM_TESTED = frozenset({"basics"})
+
+
 class TerminalDomain(Domain):
     """Shell tasks in a Debian sandbox: files, logs, data, text, scripts, archives, SQLite, git,
     configuration, cron schedules and processes, over a floor of one-command basics. Thirteen
@@ -54,6 +58,27 @@ class TerminalDomain(Domain):
         rng = random.Random(f"autoenvscaling-terminal/{family}/{seed}/{level}")
         draft = module.build(rng, level, kind)
         return render(family, draft, seed=seed, level=level, reward_mode=reward_mode)
+
+    def redteam_tested(self, task: Task) -> bool:
+        """basics tasks leave the core's red-team gate alone (a basics step *is* "copy this file" or
+        "create an empty file", which the generic cheats do blindly); tests/test_redteam.py attacks
+        the family's verifier instead. Only a task identical to the one basics generates from its
+        recorded seed, level, kind and reward mode qualifies."""
+        from autoenvscaling.domains.base import same_task_content
+
+        prov = task.provenance
+        params = prov.parameters
+        if prov.domain != self.name or prov.family not in REDTEAM_TESTED or prov.seed is None or "level" not in params:
+            return False
+        for kind in (None, params.get("kind")):
+            try:
+                twin = self.generate_level(prov.family, seed=int(prov.seed), level=int(params["level"]), kind=kind,
+                                           reward_mode=str(params.get("reward_mode", "fraction")))
+            except (UsageError, ValueError, TypeError):
+                return False
+            if same_task_content(task, twin):
+                return True
+        return False
 
     def vary(self, parent: Task, *, direction: str, seed: int) -> Task:
         """A child one level simpler or harder (same family and kind: measurably less or more data and

@@ -109,7 +109,37 @@ def read_et_task(path: Path) -> Task:
               "task": {"name": name, "description": meta["description"].strip().splitlines()[0][:200]},
               "metadata": {"category": "terminal", "source_format": "endless-terminals", "endless_terminals": extra_keys},
               "environment": {"workdir": HOME}}
+    outputs = et_outputs(files["tests/" + FINAL].decode("utf-8", errors="replace"))
+    if outputs:
+        config["verifier"] = {"outputs": outputs}
     return Task.create(name, config, meta["description"], files, source=str(path))
+
+
+_ABS_PATH = re.compile(r"(?<![\w.~-])/[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.@+-]*)*")
+
+
+def et_outputs(final_source: str) -> list[str] | None:
+    """``[verifier] outputs`` of an imported task, where they can be known: ``[HOME]`` when every
+    absolute path its final-state test names lies under the agent's home and the test runs no
+    command (whose result could depend on any part of the system). Otherwise None: the task keeps
+    the protected view."""
+    try:
+        tree = ast.parse(final_source)
+    except SyntaxError:
+        return None
+    paths: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+            if any(n.split(".")[0] in ("subprocess", "pty", "pexpect", "sh", "shutil") for n in names):
+                return None
+        if isinstance(node, ast.Attribute) and node.attr in ("system", "popen", "spawnv", "spawnl", "execv", "execvp"):
+            return None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            paths += _ABS_PATH.findall(node.value)
+    if not paths or any(not (p == HOME or p.startswith(HOME + "/")) for p in paths):
+        return None
+    return [HOME]
 
 
 def _safe_name(name: str) -> str:

@@ -99,6 +99,16 @@ def verifier_script(test_file: str, reward_mode: str) -> str:
     return package_text("verifier", "test.sh").replace("@TEST_FILE@", test_file).replace("@REWARD_MODE@", reward_mode)
 
 
+def verifier_outputs(draft: Draft) -> list[str]:
+    """The task's ``[verifier] outputs``: what it asks the agent to produce or change, then the
+    top-level entries of its inputs under /app (the checks read them: the input guard, files a step
+    moves or deletes, bystanders that must come through untouched) that no output already covers."""
+    asked = list(dict.fromkeys(p.strip("/") for p in draft.outputs if p.strip("/")))
+    tops = sorted({rel.split("/", 1)[0] for rel in draft.files} - set(asked))
+    tops = [t for t in tops if not any(t.startswith(a + "/") for a in asked)]
+    return [f"/app/{p}" for p in [*asked, *tops]]
+
+
 def dockerfile(draft: Draft) -> str:
     lines = [PREAMBLE.rstrip("\n")]
     if draft.files:
@@ -144,7 +154,7 @@ def render(family: str, draft: Draft, *, seed: int, level: int, reward_mode: str
         "task": {"name": name, "description": f"{family.replace('_', ' ')}: {draft.kind.replace('_', ' ')} ({label})",
                  "keywords": tags, "authors": [{"name": "autoenvscaling-terminal"}]},
         "metadata": {"difficulty": label, "category": "terminal", "tags": tags},
-        "verifier": {"timeout_sec": 300.0},
+        "verifier": {"timeout_sec": 300.0, "outputs": verifier_outputs(draft)},
         "agent": {"timeout_sec": draft.agent_timeout_sec},
         "environment": {"build_timeout_sec": 900.0, "cpus": 1, "memory_mb": 1024, "storage_mb": 2048, "workdir": "/app"},
     }

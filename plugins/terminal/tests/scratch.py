@@ -13,6 +13,7 @@ admission through the real bwrap backend lives in test_admission.py.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -24,6 +25,15 @@ from autoenvscaling.tasks import Task
 VENV = Path(sys.prefix)
 BASE = Path(sys.base_prefix)
 MOUNTS = ("app", "tmp", "tests", "solution", "logs", "root")
+# Run as root, the sandbox keeps the host's user namespace (with only the capabilities a verifier
+# uses), so the checks can run the agent's code as another user, as in the real sandboxes; otherwise
+# a user namespace maps one uid and they run it as the verifier's own user.
+if os.geteuid() == 0:
+    NAMESPACES: tuple[str, ...] = ("--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--cap-drop", "ALL",
+                                   *(a for cap in ("CHOWN", "SETUID", "SETGID", "KILL", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER")
+                                     for a in ("--cap-add", f"CAP_{cap}")))
+else:
+    NAMESPACES = ("--unshare-all",)
 
 
 class Scratch:
@@ -41,7 +51,7 @@ class Scratch:
         return self.root / rel
 
     def exec(self, command: str, *, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-        args = ["bwrap", "--die-with-parent", "--unshare-all", "--clearenv",
+        args = ["bwrap", "--die-with-parent", *NAMESPACES, "--clearenv",
                 "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
                 "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
                 "--symlink", "usr/sbin", "/sbin", "--proc", "/proc", "--dev", "/dev"]
@@ -116,3 +126,31 @@ def oracle_and_nop(task: Task, tmp: Path) -> tuple[tuple[float, dict[str, int], 
     oracle.build()
     solved = oracle.run_oracle()
     return oracle.verify(), nop_result, solved.stdout + solved.stderr
+
+
+def final_reward(root: Path) -> float:
+    """The reward a runner would read from a scratch copy's /logs/verifier (reward.json, else
+    reward.txt; 0 when there is neither)."""
+    logs = root / "logs" / "verifier"
+    if (logs / "reward.json").is_file():
+        return float(json.loads((logs / "reward.json").read_text())["reward"])
+    if (logs / "reward.txt").is_file():
+        return float((logs / "reward.txt").read_text().strip() or 0)
+    return 0.0
+
+
+def cheat_reward(task: Task, commands: list[str], root: Path) -> tuple[float, str]:
+    """(reward, verifier output) of ``commands`` run as the agent on a fresh scratch copy of ``task``."""
+    scratch = Scratch(task, root)
+    scratch.build()
+    for command in commands:
+        scratch.exec(command, timeout=200)
+    for name in ("tests", "logs"):
+        shutil.rmtree(root / name)
+        (root / name).mkdir()
+    for rel, f in task.subtree("tests").items():
+        target = root / "tests" / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(f.data)
+    result = scratch.exec("bash /tests/test.sh")
+    return final_reward(root), result.stdout + result.stderr

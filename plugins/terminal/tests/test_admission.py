@@ -33,7 +33,7 @@ def test_sample_is_admitted(family, difficulty, bwrap_backend):
     report = asyncio.run(validator.validate(task))
     assert report.status == "valid", json.dumps(report.to_json(), indent=1)[-4000:]
     gates = {g.name: g for g in report.gates}
-    for name in ("lint", "build", "oracle", "null", "reset", "flaky", "decontamination", "near-duplicate"):
+    for name in ("lint", "build", "oracle", "null", "redteam", "reset", "flaky", "decontamination", "near-duplicate"):
         assert gates[name].status == "pass", name
     assert "null reward 0" in gates["null"].reason
 

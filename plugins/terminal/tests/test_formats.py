@@ -95,6 +95,8 @@ def test_import_and_export_round_trip(tmp_path, with_def):
     assert task.instruction.startswith("Sum the `amount` column")
     assert task.files["tests/test_final_state.py"].text == FINAL and task.files["tests/truth.txt"].text == "The total is 42."
     assert "tests/test.sh" in task.files and "test_final_state.py" in task.files["tests/test.sh"].text
+    assert "python3 -I /tests/reward.py" in task.files["tests/test.sh"].text
+    assert task.config.verifier.outputs == ["/home/user"]
     assert "environment/Dockerfile" in task.files and "solution/solve.sh" not in task.files
     assert not any("container.sif" in p or "solutions/" in p for p in task.files)
     out = fmt.write([task], tmp_path / "out")
@@ -102,6 +104,17 @@ def test_import_and_export_round_trip(tmp_path, with_def):
         assert (out / task.name / name).read_bytes() == (src / name).read_bytes(), name
     assert json.loads((out / task.name / "task.json").read_text()) == json.loads((src / "task.json").read_text())
     assert not (out / task.name / "et-post.sh").exists()
+
+
+def test_imported_tasks_declare_outputs_only_when_they_can_be_known():
+    """Outputs = the agent's home when the final-state test reads only paths under it and runs no
+    command; any other test (a system path, a subprocess) keeps the protected view."""
+    from autoenvscaling_terminal.formats import et_outputs
+
+    assert et_outputs(FINAL) == ["/home/user"]
+    assert et_outputs(FINAL + 'def test_cfg():\n    assert open("/etc/app.conf").read()\n') is None
+    assert et_outputs("import subprocess\n" + FINAL) is None
+    assert et_outputs("def test_x():\n    assert True\n") is None
 
 
 def test_generated_tasks_export_and_import_back(tmp_path):

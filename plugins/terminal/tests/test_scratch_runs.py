@@ -38,24 +38,31 @@ def test_oracle_and_nop_at_every_level(family, tmp_path):
             shutil.rmtree(root)
 
 
-PARTIAL = """mkdir -p "$(dirname {out})"
+HEADER_ONLY = """mkdir -p "$(dirname {out})"
 {{ echo 'service,errors'; echo 'nobody,1'; }} > {out}
 """
 
 
-@pytest.mark.parametrize("mode,expected", [("fraction", 0.5), ("binary", 0.0)])
+@pytest.mark.parametrize("mode,expected", [("fraction", 2 / 3), ("binary", 0.0)])
 def test_partial_solution_gets_partial_credit(mode, expected, tmp_path):
-    """A report with the right header but wrong rows passes one of two checks."""
-    task = domain().generate("log_analysis", seed=4, difficulty="easy", kind="app_errors", reward_mode=mode)
-    import ast
+    """The right error counts without the list of codes pass two of three checks; the right header
+    over made-up rows passes only a shape check, and form without content scores 0."""
+    task = domain().generate("log_analysis", seed=4, difficulty="medium", kind="app_errors", reward_mode=mode)
+    truth = _truth(task)
+    partial = Scratch(task, tmp_path / "partial")
+    partial.build()
+    solution = "\n".join(line for line in _solve_lines(task) if truth["codes_file"] not in line)
+    assert partial.exec(solution).returncode == 0
+    reward, details, _ = partial.verify()
+    assert details["test_shape_errors_csv_header"] == 1 and details["test_errors_csv_rows"] == 1 and details["test_error_codes"] == 0
+    assert reward == pytest.approx(expected)
 
-    truth = ast.literal_eval(next(n for n in ast.parse(task.files["tests/test_outputs.py"].text).body if isinstance(n, ast.Assign)).value)
-    scratch = Scratch(task, tmp_path)
-    scratch.build()
-    assert scratch.exec(PARTIAL.format(out=f"/app/{truth['csv']}")).returncode == 0
-    reward, details, _ = scratch.verify()
-    assert details["test_errors_csv_header"] == 1 and details["test_errors_csv_rows"] == 0
-    assert reward == expected
+    header_only = Scratch(task, tmp_path / "header")
+    header_only.build()
+    assert header_only.exec(HEADER_ONLY.format(out=f"/app/{truth['csv']}")).returncode == 0
+    reward, details, output = header_only.verify()
+    assert details["test_shape_errors_csv_header"] == 1 and details["test_errors_csv_rows"] == 0
+    assert reward == 0.0 and "none of them on content" in output
 
 
 def test_destroying_the_inputs_scores_zero(tmp_path):

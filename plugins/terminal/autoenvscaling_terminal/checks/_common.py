@@ -1,15 +1,153 @@
 # Helpers shared by every generated test file. TRUTH (the task's hidden ground truth) is defined
 # above this block when the file is rendered.
 import csv
+import ctypes
 import hashlib
 import io
 import json
 import os
 import re
+import signal
 import subprocess
+import tempfile
+import time
 from pathlib import Path
 
+import pytest
+
 APP = Path("/app")
+TESTS = Path(__file__).resolve().parent
+
+# Code the agent wrote (its scripts, modules, control scripts) runs during the checks. It runs as an
+# unprivileged user that cannot read /tests (TRUTH), write /logs/verifier, or signal the verifier,
+# and every process it leaves is killed after each check. Where the verifier cannot switch users
+# (it is not root, or the sandbox maps a single uid) the code runs as the verifier does, with only
+# the process clean-up.
+ISOLATE_AGENT_CODE = True
+AGENT_UID = 65534
+_agent = None  # the identity agent code runs under, once known: {} when it cannot be switched
+
+
+def _lock_tests():
+    """From now on only the verifier's own user may read /tests."""
+    try:
+        os.chmod(TESTS, 0o700)
+    except OSError:
+        pass
+
+
+def _become_subreaper():
+    """Processes that agent code leaves behind stay our descendants, so they can be found and killed."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
+if ISOLATE_AGENT_CODE:
+    _lock_tests()
+_become_subreaper()
+
+
+def agent_identity():
+    """subprocess keyword arguments that run a command as the agent-code user ({} when unavailable)."""
+    global _agent
+    if _agent is None:
+        _agent = {}
+        if ISOLATE_AGENT_CODE and os.geteuid() == 0:
+            ident = {"user": AGENT_UID, "group": AGENT_UID, "extra_groups": []}
+            try:
+                subprocess.run(["true"], check=True, timeout=30, **ident)
+                _agent = ident
+            except (OSError, subprocess.SubprocessError):
+                pass
+    return _agent
+
+
+def agent_env(**extra):
+    """The environment of agent code: the verifier's, less its Python path and its private runtimes."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST", "AUTOENVSCALING"))}
+    env["PATH"] = ":".join(p for p in env.get("PATH", "/usr/bin:/bin").split(":") if not p.startswith("/opt/autoenvscaling"))
+    env["HOME"] = "/tmp"
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def own(path):
+    """Give ``path`` (recursively, links not followed) to the agent-code user, so its code can use it."""
+    ident = agent_identity()
+    if ident:
+        path = Path(path)
+        os.lchown(path, AGENT_UID, AGENT_UID)
+        if path.is_dir() and not path.is_symlink():
+            for root, dirs, files in os.walk(path):
+                for name in dirs + files:
+                    os.lchown(os.path.join(root, name), AGENT_UID, AGENT_UID)
+    return path
+
+
+def agent_dir(prefix="chk-"):
+    """A fresh scratch directory the agent's code may write in."""
+    return own(Path(tempfile.mkdtemp(prefix=prefix)))
+
+
+def run_agent(args, timeout=60, env=None, **kwargs):
+    """Run the agent's code (``args``) as the agent-code user, capturing its output."""
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env or agent_env(),
+                          **agent_identity(), **kwargs)
+
+
+def _stray_processes():
+    """PIDs of processes agent code may have left: the agent-code user's, or (without one) ours."""
+    me, uid = os.getpid(), (_agent or {}).get("user")
+    parents = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit() and int(entry.name) != me:
+            try:
+                if uid is not None:  # by the uids in status: /proc/PID of a non-dumpable process is root's
+                    ids = next(l for l in Path(entry.path, "status").read_text().splitlines() if l.startswith("Uid:"))
+                    if str(uid) in ids.split()[1:]:
+                        parents[int(entry.name)] = me
+                    continue
+                stat = Path(entry.path, "stat").read_text()
+                parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError, StopIteration):
+                continue
+    if uid is not None:
+        return sorted(parents)
+    found, frontier = set(), {me}
+    while frontier:
+        frontier = {pid for pid, ppid in parents.items() if ppid in frontier and pid not in found}
+        found |= frontier
+    return sorted(found)
+
+
+def end_agent_processes():
+    """Kill every process agent code left running and reap what is ours."""
+    if _agent is None:
+        return  # no agent code ran
+    for _ in range(50):
+        stray = _stray_processes()
+        for pid in stray:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        while True:
+            try:
+                if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                    break
+            except ChildProcessError:
+                break
+        if not stray:
+            return
+        time.sleep(0.02)
+
+
+@pytest.fixture(autouse=True)
+def _agent_processes_end():
+    yield
+    end_agent_processes()
 
 
 def sha256(path):

@@ -84,7 +84,7 @@ def test_logs_compressed():
         assert hashlib.sha256(data).hexdigest() == digest, f"{name} does not decompress to the original log"
 
 
-def test_uncompressed_copies_removed():
+def test_shape_uncompressed_removed():
     left = [n for n in TRUTH["originals"] if (APP / "logs" / n).exists()]
     assert not left, f"uncompressed logs left: {left}"
     assert any((APP / "logs" / n).exists() for n in TRUTH["compressed"]), "no compressed log found"

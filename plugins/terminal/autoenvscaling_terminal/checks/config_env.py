@@ -57,7 +57,7 @@ def validation():
     return data
 
 
-def test_validation_files():
+def test_shape_validation_files():
     assert sorted(validation()) == sorted(TRUTH["report"])
 
 

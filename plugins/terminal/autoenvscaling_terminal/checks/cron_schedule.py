@@ -10,7 +10,7 @@ def crontab_entries():
     return entries
 
 
-def test_crontab_jobs_present():
+def test_shape_crontab_commands():
     commands = [c for _, c in crontab_entries()]
     want = [" ".join(j["command"].split()) for j in TRUTH["jobs"]]
     assert sorted(commands) == sorted(want), f"job commands: {commands}"
@@ -28,7 +28,7 @@ def test_crontab_schedules():
         assert same, f"{command}: {' '.join(got[command])} is not the requested schedule"
 
 
-def test_crontab_environment():
+def test_shape_crontab_environment():
     assignments = {}
     for line in lines(APP / TRUTH["path"]):
         key, sep, value = line.partition("=")

@@ -7,7 +7,7 @@ def table():
     return rows
 
 
-def test_table_header():
+def test_shape_table_header():
     assert table()[0] == TRUTH["header"]
 
 
@@ -34,7 +34,7 @@ def records():
     return data
 
 
-def test_records_array():
+def test_shape_records_array():
     assert len(records()) == len(TRUTH["records"])
 
 

@@ -1,9 +1,43 @@
 # Checks of the git_ops family. They read the repository with the git command line.
 REPO = APP / "repo"
+# git runs programs its configuration names (fsmonitor, hooks, filters, gpg, ...), and the
+# repository's configuration is the agent's: the checks read the repository with a configuration
+# reduced to its format settings, no system or global configuration and no hooks.
+GIT = ["git", "-c", "safe.directory=*", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
+       "--no-optional-locks", "-C", str(REPO)]
+GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_TERMINAL_PROMPT": "0", "HOME": "/nonexistent"}
+
+
+def _neutralise_repo_config():
+    env = dict(os.environ, **GIT_ENV)
+    found = run([*GIT, "rev-parse", "--absolute-git-dir"], env=env)
+    if found.returncode != 0:
+        return
+    git_dir = Path(found.stdout.strip())
+    config = git_dir / "config"
+    kept = run(["git", "config", "--file", str(config), "--get-regexp", r"^(core\.repositoryformatversion|extensions\..*)$"], env=env)
+    lines_out = ["[core]", "\trepositoryformatversion = 0"]
+    for line in kept.stdout.splitlines():
+        key, _, value = line.partition(" ")
+        section, _, name = key.partition(".")
+        if section == "extensions" and name != "worktreeconfig":
+            lines_out += ["[extensions]", f"\t{name} = {value}"]
+        elif name == "repositoryformatversion":
+            lines_out[1] = f"\trepositoryformatversion = {value}"
+    for path in (config, git_dir / "config.worktree"):
+        if path.is_symlink() or path.exists():
+            path.unlink()
+    config.write_text("\n".join(lines_out) + "\n")
+
+
+try:
+    _neutralise_repo_config()
+except OSError:
+    pass
 
 
 def git(*args):
-    result = run(["git", "-c", "safe.directory=*", "-C", str(REPO), *args])
+    result = run([*GIT, *args], env=dict(os.environ, **GIT_ENV))
     assert result.returncode == 0, f"git {' '.join(args)} failed: {result.stderr[-300:]}"
     return result.stdout
 
@@ -50,14 +84,14 @@ def test_restore_commit():
         assert git("show", f"main:{path}") == content
 
 
-def test_restore_tag():
+def test_shape_restore_tag():
     assert git("rev-parse", f"{TRUTH['tag']}^{{commit}}").strip() == git("rev-parse", "main").strip()
     assert git("show", "--name-only", "--format=", TRUTH["tag"]).split(), "the tag must point at the restore commit"
 
 
 def test_hotfix_branch_base():
     branch, tag = TRUTH["branch"], TRUTH["tag"]
-    assert run(["git", "-c", "safe.directory=*", "-C", str(REPO), "merge-base", "--is-ancestor", tag, branch]).returncode == 0, f"{branch} does not start at {tag}"
+    assert run([*GIT, "merge-base", "--is-ancestor", tag, branch], env=dict(os.environ, **GIT_ENV)).returncode == 0, f"{branch} does not start at {tag}"
     subjects = git("log", "--format=%s", f"{tag}..{branch}").splitlines()
     assert list(reversed(subjects)) == [f["subject"] for f in TRUTH["fixes"]], f"commits on the branch: {subjects}"
     assert not git("log", "--merges", "--format=%H", f"{tag}..{branch}").strip(), "no merges allowed"
@@ -71,11 +105,11 @@ def test_hotfix_contents():
     assert not any(f.startswith("src/feature_") for f in files), "unreleased work leaked onto the branch"
 
 
-def test_hotfix_tag():
+def test_shape_hotfix_tag():
     assert git("rev-parse", f"{TRUTH['new_tag']}^{{commit}}").strip() == git("rev-parse", TRUTH["branch"]).strip()
 
 
-def test_main_checked_out():
+def test_shape_main_checked_out():
     assert git("rev-parse", "--abbrev-ref", "HEAD").strip() == "main"
     assert not git("status", "--porcelain").strip(), "the working tree is not clean"
     assert git("rev-parse", TRUTH["branch"]).strip() != git("rev-parse", "main").strip()

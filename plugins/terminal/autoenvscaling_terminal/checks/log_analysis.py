@@ -7,7 +7,7 @@ def report():
     return data
 
 
-def test_report_is_json_object():
+def test_shape_report_json():
     report()
 
 
@@ -36,7 +36,7 @@ def test_error_paths():
     assert report().get("error_paths") == TRUTH["error_paths"]
 
 
-def test_errors_csv_header():
+def test_shape_errors_csv_header():
     rows = csv_rows(APP / TRUTH["csv"])
     assert rows and [c.strip() for c in rows[0]] == ["service", "errors"]
 

@@ -1,7 +1,7 @@
-# Checks of the process_mgmt family: they start and stop real processes.
-import signal
-import tempfile
-import time
+# Checks of the process_mgmt family: they start and stop real processes. The agent's scripts (and
+# the workers they start) run as the agent-code user (see run_agent above), so /app is theirs.
+
+own(APP)
 
 
 def alive(pid):
@@ -49,7 +49,8 @@ def ctl(*args):
     an inherited pipe open must not make the check wait."""
     script = need(APP / TRUTH["ctl"])
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        code = subprocess.call(["bash", str(script), *args], stdout=out, stderr=err, stdin=subprocess.DEVNULL, timeout=30)
+        code = subprocess.call(["bash", str(script), *args], stdout=out, stderr=err, stdin=subprocess.DEVNULL, timeout=30,
+                               env=agent_env(), **agent_identity())
         out.seek(0)
         err.seek(0)
         return code, out.read().decode(errors="replace"), err.read().decode(errors="replace")
@@ -135,6 +136,7 @@ def test_service_stale_pidfile():
     dead.wait()
     Path(TRUTH["pidfile"]).parent.mkdir(parents=True, exist_ok=True)
     Path(TRUTH["pidfile"]).write_text(f"{dead.pid}\n")
+    own(Path(TRUTH["pidfile"]).parent)
     code, out, _ = ctl("status")
     assert code == 3 and out.strip().startswith("stopped"), f"status with a stale PID file: exit {code}, {out!r}"
     code, _, err = ctl("start")
@@ -167,13 +169,13 @@ def script():
     return need(APP / TRUTH["script"])
 
 
-def test_script_is_executable():
+def test_shape_script_executable():
     path = script()
     assert os.access(path, os.X_OK), f"{path} is not executable"
 
 
 def run_jobs(with_comments=False):
-    root = Path(tempfile.mkdtemp(prefix="chk-"))
+    root = agent_dir()
     lines_out = ["# nightly batch", ""] if with_comments else []
     for job in TRUTH["jobs"]:
         retries = f"{job['retries']}|" if TRUTH["retries"] else ""
@@ -181,9 +183,9 @@ def run_jobs(with_comments=False):
         command = probe + job["command"]
         lines_out.append(f"{job['name']}|{job['timeout']}|{retries}{command}")
     (root / "jobs.txt").write_text("\n".join(lines_out) + "\n")
+    own(root)
     args = [str(root / "jobs.txt"), str(root / "report.csv")] + ([str(root / "logs")] if TRUTH["logs"] else [])
-    env = dict(os.environ, STATE_DIR=str(root))
-    result = subprocess.run(["bash", str(script()), *args], capture_output=True, text=True, timeout=120, env=env, stdin=subprocess.DEVNULL)
+    result = run_agent(["bash", str(script()), *args], timeout=120, env=agent_env(STATE_DIR=root), stdin=subprocess.DEVNULL)
     return root, result
 
 

@@ -1,6 +1,8 @@
-# Checks of the python_script family: the agent's code runs in a subprocess on unseen inputs, so a
-# crash or an endless loop fails a check instead of hanging the verifier.
-import tempfile
+# Checks of the python_script family: the agent's code runs in a subprocess on unseen inputs, as the
+# agent-code user (see run_agent above), so a crash or an endless loop fails a check instead of
+# hanging the verifier.
+
+own(APP)
 
 PROBE = """
 import importlib.util, json, sys
@@ -19,7 +21,7 @@ print(json.dumps(out))
 
 def call_module(calls):
     path = need(APP / TRUTH["module"])
-    result = run(["python3", "-c", PROBE, str(path)], input=json.dumps(calls), timeout=60)
+    result = run_agent(["python3", "-c", PROBE, str(path)], input=json.dumps(calls), timeout=60)
     assert result.returncode == 0, f"importing or calling the module failed: {result.stderr[-500:]}"
     return json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -43,14 +45,14 @@ def test_parse_rejects_invalid():
 
 
 def tool(*args):
-    return run(["python3", str(need(APP / TRUTH["tool"])), *args], timeout=60)
+    return run_agent(["python3", str(need(APP / TRUTH["tool"])), *args], timeout=60)
 
 
 def write_case(case):
-    root = Path(tempfile.mkdtemp(prefix="chk-"))
+    root = agent_dir()
     (root / "stock.json").write_text(json.dumps(case["stock"]))
     (root / "tx.json").write_text(json.dumps(case["transactions"]))
-    return root
+    return own(root)
 
 
 def inventory_output(case, *extra):
@@ -77,7 +79,7 @@ def test_inventory_rejections():
 
 def test_inventory_report():
     for case in TRUTH["cases"]:
-        root = Path(tempfile.mkdtemp(prefix="chk-"))
+        root = agent_dir()
         out, _ = inventory_output(case, "--report", str(root / "report.csv"))
         rows = [[c.strip() for c in r] for r in csv_rows(root / "report.csv") if r]
         assert rows[0] == ["item", "sold", "restocked"]
@@ -87,6 +89,7 @@ def test_inventory_report():
 def test_inventory_bad_input():
     root = write_case(TRUTH["cases"][0])
     (root / "broken.json").write_text('{"type": "sell", ')
+    own(root)
     result = tool(str(root / "stock.json"), str(root / "broken.json"))
     assert result.returncode == 1, f"expected exit 1, got {result.returncode}"
     assert "invalid JSON" in result.stderr and "broken.json" in result.stderr
@@ -94,9 +97,9 @@ def test_inventory_bad_input():
 
 
 def versions_file():
-    path = Path(tempfile.mkdtemp(prefix="chk-")) / "versions.txt"
+    path = agent_dir() / "versions.txt"
     path.write_text(TRUTH["input"])
-    return path
+    return own(path)
 
 
 def test_semver_sort():

@@ -1,6 +1,8 @@
-# Checks of the shell_script family: the agent's script runs on inputs it has never seen.
+# Checks of the shell_script family: the agent's script runs on inputs it has never seen, as the
+# agent-code user (see run_agent above).
 import tarfile
-import tempfile
+
+own(APP)
 
 
 def script():
@@ -8,20 +10,20 @@ def script():
 
 
 def call(*args, stdin=None, cwd=None):
-    return run(["bash", str(script()), *args], input=stdin, cwd=cwd, timeout=60)
+    return run_agent(["bash", str(script()), *args], input=stdin, cwd=cwd, timeout=60)
 
 
-def test_script_is_executable():
+def test_shape_script_executable():
     path = script()
     assert os.access(path, os.X_OK), f"{path} is not executable"
     assert path.read_text(errors="replace").startswith("#!"), "the script needs a shebang line"
 
 
 def make_dir(names):
-    root = Path(tempfile.mkdtemp(prefix="chk-"))
+    root = agent_dir()
     for i, name in enumerate(names):
         (root / name).write_text(f"content {i}\n")
-    return root
+    return own(root)
 
 
 def listing(root):
@@ -67,9 +69,9 @@ def test_rename_collisions():
 
 
 def stats_file(case):
-    path = Path(tempfile.mkdtemp(prefix="chk-")) / "numbers.txt"
+    path = agent_dir() / "numbers.txt"
     path.write_text(case["input"])
-    return path
+    return own(path)
 
 
 def stats_out(result):
@@ -102,11 +104,12 @@ def test_stats_rejects_garbage():
 
 
 def source_tree():
-    base = Path(tempfile.mkdtemp(prefix="chk-"))
+    base = agent_dir()
     src = base / TRUTH["src_name"]
     for rel, content in TRUTH["tree"].items():
         (src / rel).parent.mkdir(parents=True, exist_ok=True)
         (src / rel).write_text(content)
+    own(base)
     return src, base / "dest"
 
 
@@ -141,6 +144,7 @@ def test_backup_rotation():
     src, dest = source_tree()
     dest.mkdir()
     (dest / "notes.txt").write_text("keep me\n")
+    own(dest)
     for label in TRUTH["labels"]:
         call(str(src), str(dest), label)
     kept = sorted(p.name for p in dest.glob(f"{TRUTH['src_name']}-*.tar.gz"))

@@ -43,7 +43,7 @@ def test_dates_converted_lines():
     assert lines(APP / TRUTH["out"]) == TRUTH["expected_lines"]
 
 
-def test_dates_no_old_format():
+def test_shape_no_old_dates():
     out = text(APP / TRUTH["out"])
     assert out.strip(), "the output is empty"
     assert not re.search(r"\b\d{2}/\d{2}/\d{4}\b", out), "a DD/MM/YYYY date is left"

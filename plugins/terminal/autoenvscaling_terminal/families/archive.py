@@ -122,7 +122,7 @@ def build_extract_select(rng: random.Random, level: int) -> Draft:
         sol.append(f"cd /app/{dest}")
         sol.append(f"find {root} -type f -name '*.conf' | LC_ALL=C sort > /tmp/conf.txt")
         sol.append(f"zip -q /app/{out} -@ < /tmp/conf.txt" if zip_out else f"tar -czf /app/{out} -T /tmp/conf.txt")
-    return Draft(kind="extract_select", instruction=instruction, files=files, truth=truth, checks=checks, solution="\n".join(sol),
+    return Draft(kind="extract_select", outputs=[dest] + ([out] if level >= 1 else []), instruction=instruction, files=files, truth=truth, checks=checks, solution="\n".join(sol),
                  parameters={"files": len(tree), "nested": nested, "zip_output": zip_out, "split": split}, tags=["tar", "zip", "archives"])
 
 
@@ -190,7 +190,7 @@ def build_verify(rng: random.Random, level: int) -> Draft:
                 f"{{ cat /tmp/good.txt; echo SHA256SUMS; }} | zip -q /app/{clean} -@"]
     elif level >= 1:
         sol.append(f"sha256sum -c SHA256SUMS 2>/dev/null | grep ': OK$' | sed 's/: OK$//' | zip -q /app/{clean} -@")
-    return Draft(kind="verify", instruction=instruction, files=files, truth=truth, checks=checks, solution="\n".join(sol),
+    return Draft(kind="verify", outputs=[report] + ([clean] if level >= 1 else []), instruction=instruction, files=files, truth=truth, checks=checks, solution="\n".join(sol),
                  parameters={"files": n, "corrupted": len(corrupted), "manifest_inside": inside, "two_archives": two},
                  tags=["checksums", "tar", "zip"])
 
@@ -211,7 +211,7 @@ def build_compress(rng: random.Random, level: int) -> Draft:
         use_xz = threshold is not None and len(logs[p]) > threshold
         expect[p[len("logs/"):] + (".xz" if use_xz else ".gz")] = hashlib.sha256(logs[p]).hexdigest()
     truth: dict = {"compressed": expect, "originals": [p[len("logs/"):] for p in rotated], "live": f"{service}.log"}
-    checks = ["test_logs_compressed", "test_uncompressed_copies_removed"]
+    checks = ["test_logs_compressed", "test_shape_uncompressed_removed"]
     w = Wording(rng)
     intro = [w.pick(vocab.PERSONAS) + ".", w.pick([f"`/app/logs` holds the live `{service}.log` and its rotated predecessors `{service}.log.1`, `{service}.log.2`, ...",
                                                    f"The disk is filling up: `/app/logs` has many rotated `{service}` logs (`{service}.log.N`) next to the live `{service}.log`."])]
@@ -239,7 +239,7 @@ def build_compress(rng: random.Random, level: int) -> Draft:
         sol.append(f"gzip -n {service}.log.[0-9]*")
     if index:
         sol.append("while read -r f size; do if [ -e \"$f.xz\" ]; then echo \"$f.xz $size\"; else echo \"$f.gz $size\"; fi; done < /tmp/sizes | LC_ALL=C sort > INDEX")
-    return Draft(kind="compress", instruction=instruction, files=logs, truth=truth, checks=checks, solution="\n".join(sol),
+    return Draft(kind="compress", outputs=["logs"], instruction=instruction, files=logs, truth=truth, checks=checks, solution="\n".join(sol),
                  parameters={"rotated": len(rotated), "threshold": threshold, "index": index},
                  guard=[f"logs/{service}.log"], tags=["gzip", "xz", "compression"])
 

@@ -50,6 +50,10 @@ class Draft:
     #: and ground truth share one implementation without the verifier importing this package
     inline: list[str] = field(default_factory=list)
     agent_timeout_sec: float = 900.0
+    #: what the task asks the agent to produce or change, relative to /app (files or directories):
+    #: with the inputs' top-level entries, the task's ``[verifier] outputs``, the only changes of the
+    #: agent the verifier sees
+    outputs: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

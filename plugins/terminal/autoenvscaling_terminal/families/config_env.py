@@ -126,7 +126,7 @@ def build_ini_edit(rng: random.Random, level: int) -> Draft:
            "        out += ['', f'[{sec}]'] + [f'{k} = {v}' for k, v in want[sec].items()]",
            "open(path, 'w').write('\\n'.join(out) + '\\n')",
            "EOF"]
-    return Draft(kind="ini_edit", instruction=instruction, files={path: original.encode()}, truth=truth,
+    return Draft(kind="ini_edit", outputs=[path], instruction=instruction, files={path: original.encode()}, truth=truth,
                  checks=["test_ini_requested_values", "test_ini_whole_config"], solution="\n".join(sol),
                  parameters={"edits": len(edits), "sections": len(sections)}, guard=[], tags=["ini", "config"])
 
@@ -192,7 +192,7 @@ def build_env_merge(rng: random.Random, level: int) -> Draft:
     sources = " ".join(f"/app/deploy/{l}.env" for l in layers)
     sol = [f"keys=$(sed -E -e 's/^export //' -e '/^[[:space:]]*(#|$)/d' -e 's/=.*//' {sources} | LC_ALL=C sort -u)",
            f"env -i bash -c 'set -a; for f in {sources}; do . \"$f\"; done; for k in '\"$(echo $keys)\"'; do printf \"%s=%s\\n\" \"$k\" \"${{!k}}\"; done' > /app/{out}"]
-    return Draft(kind="env_merge", instruction=instruction, files=files, truth=truth, checks=["test_env_keys", "test_env_values", "test_env_format"],
+    return Draft(kind="env_merge", outputs=[out], instruction=instruction, files=files, truth=truth, checks=["test_env_keys", "test_env_values", "test_env_format"],
                  solution="\n".join(sol), parameters={"keys": len(merged), "layers": len(layers), "quotes": level >= 3, "references": refs},
                  tags=["dotenv", "config", "shell"])
 
@@ -200,6 +200,53 @@ def build_env_merge(rng: random.Random, level: int) -> Draft:
 SCHEMA_TYPES = {"int": ["8080", "3", "-1", "12"], "bool": ["true", "false"], "url": ["https://api.example.test/v1", "http://localhost:9000"],
                 "string": ["alpha", "eu-west", "reports"]}
 BAD = {"int": ["eighty", "3.5", "12a", ""], "bool": ["yes", "True", "1", ""], "url": ["ftp://x.test", "example.test", ""], "string": [""]}
+
+
+def _no_empty_field(files: dict[str, bytes], report: dict[str, dict[str, list[str]]], schema: dict, unknown: bool) -> None:
+    """Make sure every field of the report names at least one key somewhere: a report of empty lists
+    (nothing wrong anywhere) must never be the right answer for a field. Deterministic and without
+    the generator's rng, so tasks that needed no repair are unchanged."""
+    def env_lines(name: str) -> list[str]:
+        return files[f"envs/{name}"].decode().splitlines()
+
+    def put(name: str, lines: list[str]) -> None:
+        files[f"envs/{name}"] = ("\n".join(lines) + "\n").encode()
+
+    names = sorted(report)
+    if not any(e["missing"] for e in report.values()):
+        if not any(spec["required"] for spec in schema.values()):
+            first = sorted(schema)[0]
+            schema[first]["required"] = True
+            files["config/schema.json"] = (json.dumps(schema, indent=2, sort_keys=True) + "\n").encode()
+        done = False
+        for name in names:
+            lines = env_lines(name)
+            for i, line in enumerate(lines):
+                key = line.split("=", 1)[0]
+                if key in schema and schema[key]["required"]:
+                    del lines[i]
+                    put(name, lines)
+                    report[name]["missing"] = sorted(report[name]["missing"] + [key])
+                    report[name]["invalid"] = [k for k in report[name]["invalid"] if k != key]
+                    done = True
+                    break
+            if done:
+                break
+        for name in names:  # a key made required may be absent elsewhere already
+            present = {line.split("=", 1)[0] for line in env_lines(name)}
+            report[name]["missing"] = sorted(k for k, spec in schema.items() if spec["required"] and k not in present)
+    if not any(e["invalid"] for e in report.values()):
+        for name in names:
+            lines = env_lines(name)
+            i, key = next(((i, l.split("=", 1)[0]) for i, l in enumerate(lines) if l.split("=", 1)[0] in schema), (None, None))
+            if key is not None:
+                lines[i] = f"{key}={BAD[schema[key]['type']][0]}"
+                put(name, lines)
+                report[name]["invalid"] = sorted(report[name]["invalid"] + [key])
+                break
+    if unknown and not any(e["unknown"] for e in report.values()):
+        put(names[0], env_lines(names[0]) + ["LEGACY_MODE=1"])
+        report[names[0]]["unknown"] = ["LEGACY_MODE"]
 
 
 def build_env_validate(rng: random.Random, level: int) -> Draft:
@@ -246,6 +293,7 @@ def build_env_validate(rng: random.Random, level: int) -> Draft:
         if unknown_check:
             entry["unknown"] = sorted(unknown)
         report[name] = entry
+    _no_empty_field(files, report, schema, unknown_check)
     out = rng.choice(["validation.json", "reports/env_check.json", "env_report.json"])
     truth = {"out": out, "report": report}
     w = Wording(rng)
@@ -288,8 +336,8 @@ def build_env_validate(rng: random.Random, level: int) -> Draft:
     if unknown_check:
         sol.append("    entry['unknown'] = sorted(k for k in values if k not in schema)")
     sol += ["    report[name] = entry", f"json.dump(report, open('/app/{out}', 'w'), indent=2)", "EOF"]
-    return Draft(kind="env_validate", instruction=instruction, files=files, truth=truth,
-                 checks=["test_validation_files", "test_validation_missing", "test_validation_invalid"] + (["test_validation_unknown"] if unknown_check else []),
+    return Draft(kind="env_validate", outputs=[out], instruction=instruction, files=files, truth=truth,
+                 checks=["test_shape_validation_files", "test_validation_missing", "test_validation_invalid"] + (["test_validation_unknown"] if unknown_check else []),
                  solution="\n".join(sol), parameters={"files": n_files, "keys": n_keys, "ranges": ranges, "unknown": unknown_check},
                  tags=["dotenv", "json", "validation"])
 

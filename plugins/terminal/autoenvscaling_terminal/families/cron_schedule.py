@@ -66,7 +66,7 @@ def build_write(rng: random.Random, level: int) -> Draft:
         env_lines["PATH"] = "/usr/local/bin:/usr/bin:/bin"
     path = rng.choice(["crontab.txt", "cron/jobs.cron", "deploy/crontab"])
     truth = {"path": path, "jobs": [{"command": j["command"], "fields": j["fields"]} for j in jobs], "env": env_lines}
-    checks = ["test_crontab_jobs_present", "test_crontab_schedules"] + (["test_crontab_environment"] if env_lines else [])
+    checks = ["test_shape_crontab_commands", "test_crontab_schedules"] + (["test_shape_crontab_environment"] if env_lines else [])
     scripts = {f"jobs/{j['name']}.sh": f"#!/bin/bash\necho {j['name']} ran\n".encode() for j in jobs}
     w = Wording(rng)
     intro = [w.pick(vocab.PERSONAS) + ".", w.pick(["We are moving our scheduled jobs to a new host.", "The maintenance jobs in `/app/jobs/` need to be scheduled."])]
@@ -83,7 +83,7 @@ def build_write(rng: random.Random, level: int) -> Draft:
     instruction = w.compose(intro=intro, ask=ask, details=details, notes=notes)
     body = [f"{k}={v}" for k, v in env_lines.items()] + [f"{' '.join(j['fields'])} {j['command']}" for j in jobs]
     sol = [f"mkdir -p \"$(dirname /app/{path})\"", f"cat > /app/{path} <<'EOF'", *body, "EOF"]
-    return Draft(kind="write_crontab", instruction=instruction, files=scripts, truth=truth, checks=checks, solution="\n".join(sol),
+    return Draft(kind="write_crontab", outputs=[path], instruction=instruction, files=scripts, truth=truth, checks=checks, solution="\n".join(sol),
                  parameters={"jobs": n_jobs, "env_lines": len(env_lines)}, executables=set(scripts), inline=["cron_engine"],
                  tags=["cron", "scheduling"])
 
@@ -173,7 +173,7 @@ def build_when(rng: random.Random, level: int) -> Draft:
         sol += [f"day = datetime.datetime.fromisoformat('{day.isoformat()}')",
                 "answer['counts'] = {n: sum(runs(f, day + datetime.timedelta(minutes=i)) for i in range(1440)) for n, f in jobs}"]
     sol += [f"json.dump(answer, open('/app/{out}', 'w'), indent=2)", "EOF"]
-    return Draft(kind="when_runs", instruction=instruction, files={"crontab": crontab.encode()}, truth=truth, checks=checks,
+    return Draft(kind="when_runs", outputs=[out], instruction=instruction, files={"crontab": crontab.encode()}, truth=truth, checks=checks,
                  solution="\n".join(sol), parameters={"jobs": n_jobs, "moments": len(answers), "counts": bool(day), "or_rule": level >= 3},
                  inline=["cron_engine"], tags=["cron", "scheduling", "reasoning"])
 

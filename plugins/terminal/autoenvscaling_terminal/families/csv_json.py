@@ -108,8 +108,8 @@ def build_aggregate(rng: random.Random, level: int) -> Draft:
                 f"    out.writerow(['{group}', 'orders', 'revenue'])",
                 "    for key, (count, revenue) in sorted(agg.items(), key=lambda kv: (-round(kv[1][1], 2), kv[0])):",
                 "        out.writerow([key, count, f'{revenue:.2f}'])", "EOF"]
-    return Draft(kind="aggregate", instruction=instruction, files=files, truth=truth,
-                 checks=["test_table_header", "test_table_groups", "test_table_values"], solution="\n".join(sol),
+    return Draft(kind="aggregate", outputs=[out], instruction=instruction, files=files, truth=truth,
+                 checks=["test_shape_table_header", "test_table_groups", "test_table_values"], solution="\n".join(sol),
                  parameters={"rows": n, "month": month, "status": with_status, "group": group}, tags=["csv", "aggregation"])
 
 
@@ -189,8 +189,8 @@ def build_convert(rng: random.Random, level: int) -> Draft:
     else:
         sol += ["    records.append(rec)", "records.sort(key=lambda r: r['id'])"]
     sol += [f"json.dump(records, open('/app/{out}', 'w'), indent=2)", "EOF"]
-    return Draft(kind="convert", instruction=instruction, files={"data/users.csv": _csv(rows)}, truth=truth,
-                 checks=["test_records_array", "test_record_ids_and_order", "test_record_fields"], solution="\n".join(sol),
+    return Draft(kind="convert", outputs=[out], instruction=instruction, files={"data/users.csv": _csv(rows)}, truth=truth,
+                 checks=["test_shape_records_array", "test_record_ids_and_order", "test_record_fields"], solution="\n".join(sol),
                  parameters={"rows": n, "rename": rename, "filter": drop_inactive, "nested": nested, "normalise": messy},
                  tags=["csv", "json", "conversion"])
 
@@ -240,8 +240,8 @@ def build_events(rng: random.Random, level: int) -> Draft:
            f"{{ echo 'ts,event,user_id,plan'; {reader} data/events.jsonl | jq -s -r 'sort_by(.ts) | .[] | {select} | [.ts, .event, .user.id, (.user.plan // \"\")] | @csv'; }} > /app/{out}"]
     if malformed:  # the first jq emits objects pretty-printed; -c keeps them one per line for the second
         sol[1] = sol[1].replace("jq -R -r", "jq -R -c")
-    return Draft(kind="events", instruction=instruction, files={"data/events.jsonl": ("\n".join(lines) + "\n").encode()}, truth=truth,
-                 checks=["test_table_header", "test_table_rows_exact"], solution="\n".join(sol),
+    return Draft(kind="events", outputs=[out], instruction=instruction, files={"data/events.jsonl": ("\n".join(lines) + "\n").encode()}, truth=truth,
+                 checks=["test_shape_table_header", "test_table_rows_exact"], solution="\n".join(sol),
                  parameters={"events": n, "types": wanted, "missing": missing, "malformed": malformed}, tags=["jsonl", "jq", "csv"])
 
 

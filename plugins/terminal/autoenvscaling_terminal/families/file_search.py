@@ -84,7 +84,7 @@ def build_collect(rng: random.Random, level: int) -> Draft:
     dest = rng.choice(["collected", "selection", "export/matches", "review"])
     manifest = level >= 2
     truth = {"dest": dest, "expected": {p: hashlib.sha256(files[f"project/{p}"]).hexdigest() for p in expected}}
-    checks = ["test_collected_files_present", "test_nothing_else_collected"]
+    checks = ["test_collected_files"]
     w = Wording(rng)
     criteria = [w.pick(["its name ends in `{ext}`", "it has the `{ext}` extension"], ext=ext)]
     if use_keyword:
@@ -130,7 +130,7 @@ def build_collect(rng: random.Random, level: int) -> Draft:
             "done < /tmp/matches.txt"]
     if manifest:
         sol.append(f"cp /tmp/matches.txt /app/{truth['manifest']}")
-    return Draft(kind="collect", instruction=instruction, files=files, truth=truth, checks=checks, solution="\n".join(sol),
+    return Draft(kind="collect", outputs=[dest] + ([truth["manifest"]] if manifest else []), instruction=instruction, files=files, truth=truth, checks=checks, solution="\n".join(sol),
                  parameters={"files": len(files), "ext": ext, "keyword": use_keyword, "min_size": min_size,
                              "hidden": hidden, "spaces": spaces, "manifest": manifest}, tags=["find", "files"])
 
@@ -206,7 +206,7 @@ def build_cleanup(rng: random.Random, level: int) -> Draft:
         sol.append("find . -mindepth 1 -type d -empty -delete")
     if level >= 3:
         sol.append(f"cp /tmp/junk.txt /app/{truth['report']}")
-    return Draft(kind="cleanup", instruction=instruction, files=files, truth=truth, checks=checks, solution="\n".join(sol),
+    return Draft(kind="cleanup", outputs=["work"] + ([truth["report"]] if "report" in truth else []), instruction=instruction, files=files, truth=truth, checks=checks, solution="\n".join(sol),
                  parameters={"files": len(files), "patterns": patterns, "junk": len(junk), "remove_empty": remove_empty,
                              "spaces": spaces}, guard=keep, tags=["find", "files", "cleanup"])
 
@@ -279,7 +279,7 @@ def _dupes_task(rng: random.Random, level: int, files: dict[str, bytes]) -> Draf
            "EOF"]
     if dedupe:
         sol += [f"jq -r '.[] | .[1:][]' /app/{out} | while IFS= read -r f; do rm -f -- \"$f\"; done"]
-    return Draft(kind="dupes", instruction=instruction, files=files, truth=truth, checks=checks, solution="\n".join(sol),
+    return Draft(kind="dupes", outputs=[out, "photos"], instruction=instruction, files=files, truth=truth, checks=checks, solution="\n".join(sol),
                  parameters={"files": len(files), "groups": len(dup_groups), "dedupe": dedupe}, guard=keep,
                  tags=["files", "hashing", "json"])
 

@@ -156,7 +156,7 @@ def build_find_commit(rng: random.Random, level: int) -> Draft:
     if level >= 4:
         sol += [f"sed -i 's/^{key} = .*/{key} = {good}/' src/settings.py",
                 f"git -c user.name=Oracle -c user.email=oracle@example.test commit -q -am 'Restore {key}'"]
-    return Draft(kind="find_commit", instruction=instruction, files={}, truth=truth, checks=checks, solution="\n".join(sol),
+    return Draft(kind="find_commit", outputs=["repo", answer], instruction=instruction, files={}, truth=truth, checks=checks, solution="\n".join(sol),
                  parameters={"commits": len(h.commits), "reintroduced": level >= 3, "author": level >= 2, "fix": level >= 4},
                  setup=h.setup_script(), tags=["git", "history"])
 
@@ -184,7 +184,7 @@ def build_restore(rng: random.Random, level: int) -> Draft:
     message = f"Restore {targets[0]}" if len(targets) == 1 else "Restore deleted files"
     tag = f"v{rng.randint(1, 3)}.{rng.randint(0, 9)}.{rng.randint(1, 9)}" if level >= 4 else None
     truth: dict = {"subjects": h.subjects(), "versions": versions, "message": message if level >= 1 else None, "tag": tag}
-    checks = ["test_initial_history", "test_files_restored"] + (["test_restore_commit"] if level >= 1 else []) + (["test_restore_tag"] if tag else [])
+    checks = ["test_initial_history", "test_files_restored"] + (["test_restore_commit"] if level >= 1 else []) + (["test_shape_restore_tag"] if tag else [])
     w = Wording(rng)
     listed = " and ".join(f"`{t}`" for t in targets)
     intro = [w.pick(vocab.PERSONAS) + ".", w.pick([f"{listed} {'was' if len(targets) == 1 else 'were'} deleted from the git repository `/app/repo` some time ago, but we still need {'it' if len(targets) == 1 else 'them'}.",
@@ -213,7 +213,7 @@ def build_restore(rng: random.Random, level: int) -> Draft:
         sol.append("git reset -q")
     if tag:
         sol.append(f"git tag {tag}")
-    return Draft(kind="restore_file", instruction=instruction, files={}, truth=truth, checks=checks, solution="\n".join(sol),
+    return Draft(kind="restore_file", outputs=["repo"], instruction=instruction, files={}, truth=truth, checks=checks, solution="\n".join(sol),
                  parameters={"commits": len(h.commits), "files": len(targets), "commit": level >= 1, "tag": bool(tag)},
                  setup=h.setup_script(), tags=["git", "history", "restore"])
 
@@ -244,7 +244,7 @@ def build_branch_fix(rng: random.Random, level: int) -> Draft:
     new_tag = f"v{major}.{minor}.1" if level >= 2 else None
     truth = {"subjects": h.subjects(), "tag": tag, "branch": branch, "fixes": fixes, "new_tag": new_tag, "back_on_main": level >= 4,
              "base_files": {**app}}
-    checks = ["test_initial_history", "test_hotfix_branch_base", "test_hotfix_contents"] + (["test_hotfix_tag"] if new_tag else []) + (["test_main_checked_out"] if level >= 4 else [])
+    checks = ["test_initial_history", "test_hotfix_branch_base", "test_hotfix_contents"] + (["test_shape_hotfix_tag"] if new_tag else []) + (["test_shape_main_checked_out"] if level >= 4 else [])
     w = Wording(rng)
     subjects = " and ".join(f"`{f['subject']}`" for f in fixes)
     intro = [w.pick(vocab.PERSONAS) + ".", w.pick([f"`/app/repo` is a git repository; release `{tag}` is tagged there, and `main` has moved on since.",
@@ -269,7 +269,7 @@ def build_branch_fix(rng: random.Random, level: int) -> Draft:
         sol.append(f"git tag {new_tag}")
     if level >= 4:
         sol.append("git checkout -q main")
-    return Draft(kind="branch_fix", instruction=instruction, files={}, truth=truth, checks=checks, solution="\n".join(sol),
+    return Draft(kind="branch_fix", outputs=["repo"], instruction=instruction, files={}, truth=truth, checks=checks, solution="\n".join(sol),
                  parameters={"commits": len(h.commits), "fixes": n_fixes, "tag": bool(new_tag), "back_on_main": level >= 4},
                  setup=h.setup_script(), tags=["git", "branches", "cherry-pick"])
 

@@ -93,7 +93,7 @@ def build_access(rng: random.Random, level: int) -> Draft:
 
     ip_counts = Counter(v[0] for v in valid)
     truth: dict = {"total_requests": len(valid), "status_counts": dict(sorted(Counter(v[2] for v in valid).items()))}
-    checks = ["test_report_is_json_object", "test_total_requests", "test_status_counts"]
+    checks = ["test_shape_report_json", "test_total_requests", "test_status_counts"]
     fields = ["total_requests", "status_counts"]
     if level >= 2:
         truth["top_ips"] = [ip for ip, _ in sorted(ip_counts.items(), key=lambda kv: (-kv[1], kv[0]))[:3]]
@@ -163,7 +163,7 @@ def build_access(rng: random.Random, level: int) -> Draft:
                 "args+=(--argjson error_paths \"$errs\")",
                 "filter+=', error_paths: $error_paths'"]
     sol += [f"mkdir -p {parent}", f"jq -n \"${{args[@]}}\" \"$filter}}\" > {out}"]
-    return Draft(kind="access_report", instruction=instruction, files=files, truth=truth, checks=checks,
+    return Draft(kind="access_report", outputs=[out], instruction=instruction, files=files, truth=truth, checks=checks,
                  solution="\n".join(sol), parameters={"lines": n, "rotated": rotated, "malformed": malformed_count,
                                                       "fields": fields}, tags=["logs", "json"])
 
@@ -204,7 +204,7 @@ def build_app_errors(rng: random.Random, level: int) -> Draft:
     rows = [[s, str(c)] for s, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
     out = rng.choice(["errors_by_service.csv", "error_summary.csv", "out/errors.csv", "reports/service_errors.csv"])
     truth: dict = {"csv": out, "rows": rows}
-    checks = ["test_errors_csv_header", "test_errors_csv_rows"]
+    checks = ["test_shape_errors_csv_header", "test_errors_csv_rows"]
     w = Wording(rng)
     where = ("The application writes logs to `/app/logs/app.log`" if n_files == 1 else
              f"The application's logs are split over {n_files} files, `/app/logs/app-1.log` to `/app/logs/app-{n_files}.log`")
@@ -241,7 +241,7 @@ def build_app_errors(rng: random.Random, level: int) -> Draft:
     if level >= 2:
         sol += [f"mkdir -p {truth['codes_file'].rsplit('/', 1)[0] if '/' in truth['codes_file'] else '.'}",
                 f"awk '{{print $4}}' /tmp/errors.log | LC_ALL=C sort -u > {truth['codes_file']}"]
-    return Draft(kind="app_errors", instruction=instruction, files=files, truth=truth, checks=checks,
+    return Draft(kind="app_errors", outputs=[out] + ([truth["codes_file"]] if "codes_file" in truth else []), instruction=instruction, files=files, truth=truth, checks=checks,
                  solution="\n".join(sol), parameters={"lines": n, "files": n_files, "traces": traces, "window": window},
                  tags=["logs", "csv"])
 

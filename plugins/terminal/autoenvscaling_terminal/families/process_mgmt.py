@@ -112,7 +112,7 @@ case "${{1:-}}" in
     *) echo "usage: $0 start|stop|restart|status" >&2; exit 2 ;;
 esac'''
     sol = [f"cat > /app/{ctl} <<'EOF'", body, "EOF", f"chmod +x /app/{ctl}"]
-    return Draft(kind="service_ctl", instruction=instruction, files=files, truth=truth, checks=checks, solution="\n".join(sol),
+    return Draft(kind="service_ctl", outputs=[ctl], instruction=instruction, files=files, truth=truth, checks=checks, solution="\n".join(sol),
                  parameters={"stop": level >= 1, "idempotent": level >= 2, "stale_and_restart": level >= 3, "env_file": level >= 4},
                  tags=["processes", "signals", "bash"])
 
@@ -143,7 +143,7 @@ def build_job_runner(rng: random.Random, level: int) -> Draft:
     logs, retries, comments, env = level >= 1, level >= 2, level >= 3, level >= 4
     jobs = _jobs(rng, level, retries)
     truth = {"script": script, "jobs": jobs, "logs": logs, "retries": retries, "comments": comments, "env": env}
-    checks = ["test_script_is_executable", "test_job_report"]
+    checks = ["test_shape_script_executable", "test_job_report"]
     w = Wording(rng)
     fmt = "`NAME|TIMEOUT|RETRIES|COMMAND`" if retries else "`NAME|TIMEOUT|COMMAND`"
     usage = f"{script.rsplit('/', 1)[1]} JOBS REPORT" + (" LOGDIR" if logs else "")
@@ -198,7 +198,7 @@ def build_job_runner(rng: random.Random, level: int) -> Draft:
         body.append("exit $failed")
     sol = [f"mkdir -p /app/{script.rsplit('/', 1)[0]}", f"cat > /app/{script} <<'EOF'", *body, "EOF", f"chmod +x /app/{script}"]
     sample = "".join(f"{j['name']}|{j['timeout']}|" + (f"{j['retries']}|" if retries else "") + f"{j['command']}\n" for j in jobs[:2])
-    return Draft(kind="job_runner", instruction=instruction, files={"examples/jobs.txt": sample.encode()}, truth=truth, checks=checks,
+    return Draft(kind="job_runner", outputs=[script], instruction=instruction, files={"examples/jobs.txt": sample.encode()}, truth=truth, checks=checks,
                  solution="\n".join(sol), parameters={"logs": logs, "retries": retries, "comments": comments, "env": env, "jobs": len(jobs)},
                  tags=["processes", "timeout", "bash"])
 

@@ -90,7 +90,7 @@ def build_durations(rng: random.Random, level: int) -> Draft:
             "        if seconds >= size:", "            out.append(f'{seconds // size}{unit}')", "            seconds %= size",
             "    return ''.join(out)"]
     sol = [f"cat > /app/{module} <<'EOF'", *code, "EOF"]
-    return Draft(kind="durations", instruction=instruction, files={}, truth=truth, checks=checks, solution="\n".join(sol),
+    return Draft(kind="durations", outputs=[module], instruction=instruction, files={}, truth=truth, checks=checks, solution="\n".join(sol),
                  parameters={"units": [u for u, _ in units], "spaces": spaced, "invalid_cases": len(invalid),
                              "cases": len(cases_parse) + len(cases_format)}, tags=["python", "parsing"])
 
@@ -185,7 +185,7 @@ def build_inventory(rng: random.Random, level: int) -> Draft:
             "        w.writerow(['item', 'sold', 'restocked'])", "        for item, (sold, restocked) in sorted(moved.items()):",
             "            w.writerow([item, sold, restocked])"]
     sol = [f"cat > /app/{tool} <<'EOF'", *code, "EOF"]
-    return Draft(kind="inventory", instruction=instruction, files=files, truth=truth, checks=checks, solution="\n".join(sol),
+    return Draft(kind="inventory", outputs=[tool], instruction=instruction, files=files, truth=truth, checks=checks, solution="\n".join(sol),
                  parameters={"transactions": sum(len(c["transactions"]) for c in cases), "rejections": level >= 1,
                              "adjust_and_report": level >= 3, "bad_input": level >= 4}, tags=["python", "json", "cli"])
 
@@ -272,7 +272,7 @@ def build_semver(rng: random.Random, level: int) -> Draft:
             "    found = [l.strip() for l in open(sys.argv[2]) if VERSION.fullmatch(l.strip()) and '-' not in l and int(l.split('.')[0]) == major]",
             "    if not found:", "        sys.exit(1)", "    print(max(found, key=key))"]
     sol = [f"cat > /app/{tool} <<'EOF'", *code, "EOF"]
-    return Draft(kind="semver", instruction=instruction, files={"releases.txt": ("\n".join(sample) + "\n").encode()}, truth=truth,
+    return Draft(kind="semver", outputs=[tool], instruction=instruction, files={"releases.txt": ("\n".join(sample) + "\n").encode()}, truth=truth,
                  checks=checks, solution="\n".join(sol),
                  parameters={"versions": len(versions), "prerelease": pre, "latest": level >= 3, "invalid": len(invalid)},
                  tags=["python", "cli", "sorting"])

@@ -73,7 +73,7 @@ def build_rename(rng: random.Random, level: int) -> Draft:
     spaces, dry, usage, collide = level >= 1, level >= 2, level >= 3, level >= 4
     cases = [_rename_case(rng, level if i == 0 else min(level, 3), 4 + level + i) for i in range(2)]
     truth: dict = {"script": script, "cases": cases}
-    checks = ["test_script_is_executable", "test_rename_results"]
+    checks = ["test_shape_script_executable", "test_rename_results"]
     w = Wording(rng)
     intro = [w.pick(vocab.PERSONAS) + ".", w.pick(["Files arrive from many sources with inconsistent names.",
                                                    "Our upload folders are full of files with messy names."])]
@@ -117,7 +117,7 @@ def build_rename(rng: random.Random, level: int) -> Draft:
              "done < <(find \"$dir\" -mindepth 1 -maxdepth 1 -type f -printf '%f\\n' | LC_ALL=C sort)",
              "exit $status"]
     sol = [f"mkdir -p /app/{script.rsplit('/', 1)[0]}", f"cat > /app/{script} <<'EOF'", *body, "EOF", f"chmod +x /app/{script}"]
-    return Draft(kind="rename", instruction=instruction, files=samples, truth=truth, checks=checks, solution="\n".join(sol),
+    return Draft(kind="rename", outputs=[script], instruction=instruction, files=samples, truth=truth, checks=checks, solution="\n".join(sol),
                  parameters={"spaces": spaces, "dry_run": dry, "usage": usage, "collisions": collide,
                              "hidden_files": sum(len(c["names"]) for c in cases)},
                  guard=[], tags=["bash", "scripting", "files"])
@@ -160,7 +160,7 @@ def build_stats(rng: random.Random, level: int) -> Draft:
         cases.append(case)
     keys = "count sum" + (" min max" if level >= 1 else "") + (" mean" if level >= 2 else "")
     truth: dict = {"script": script, "cases": cases}
-    checks = ["test_script_is_executable", "test_stats_output"]
+    checks = ["test_shape_script_executable", "test_stats_output"]
     w = Wording(rng)
     intro = [w.pick(vocab.PERSONAS) + ".", w.pick(["We keep computing the same summary numbers by hand.",
                                                    "Several reports need quick statistics over files of numbers."])]
@@ -206,7 +206,13 @@ def build_stats(rng: random.Random, level: int) -> Draft:
              "END { if (bad) exit 2; print " + ' " " '.join(awk_fields) + " }",
              "' \"$file\""]
     sol = [f"mkdir -p /app/{script.rsplit('/', 1)[0]}", f"cat > /app/{script} <<'EOF'", *body, "EOF", f"chmod +x /app/{script}"]
-    return Draft(kind="stats", instruction=instruction, files={"samples/numbers.txt": cases[0]["input"].encode()}, truth=truth,
+    # The sample the agent sees is none of the checked cases (drawn last, so the rest of the task is
+    # what it was): a script that only prints the sample's answer scores nothing.
+    sample = _stats_case(rng, level, False)
+    while _stats_line(sample["values"], level) in {c["expected"] for c in cases}:
+        sample = _stats_case(rng, level, False)
+    truth["sample"] = {"input": sample["input"], "expected": _stats_line(sample["values"], level)}
+    return Draft(kind="stats", outputs=[script], instruction=instruction, files={"samples/numbers.txt": sample["input"].encode()}, truth=truth,
                  checks=checks, solution="\n".join(sol),
                  parameters={"fields": keys.split(), "column": column, "stdin": stdin, "hidden_cases": len(cases)},
                  tags=["bash", "awk", "scripting"])
@@ -221,7 +227,7 @@ def build_backup(rng: random.Random, level: int) -> Draft:
             "".join(rng.choice(string.ascii_letters) for _ in range(rng.randint(5, 40))) + "\n" for i in range(4 + level)}
     src_name = rng.choice(["site", "configs", "projects", "home_docs"])
     truth: dict = {"script": script, "tree": tree, "src_name": src_name, "labels": labels, "keep": keep}
-    checks = ["test_script_is_executable", "test_backup_archive"]
+    checks = ["test_shape_script_executable", "test_backup_archive"]
     w = Wording(rng)
     name = script.rsplit("/", 1)[1]
     intro = [w.pick(vocab.PERSONAS) + ".", w.pick(["We back directories up by hand and keep making mistakes.",
@@ -262,7 +268,7 @@ def build_backup(rng: random.Random, level: int) -> Draft:
     if prints:
         body += ["echo \"$archive\""]
     sol = [f"mkdir -p /app/{script.rsplit('/', 1)[0]}", f"cat > /app/{script} <<'EOF'", *body, "EOF", f"chmod +x /app/{script}"]
-    return Draft(kind="backup", instruction=instruction, files={}, truth=truth, checks=checks, solution="\n".join(sol),
+    return Draft(kind="backup", outputs=[script], instruction=instruction, files={}, truth=truth, checks=checks, solution="\n".join(sol),
                  parameters={"prints": prints, "rotate": rotate, "exclude": exclude, "checksums": sums, "files": len(tree)},
                  tags=["bash", "tar", "scripting"])
 

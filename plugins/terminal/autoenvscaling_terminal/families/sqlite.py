@@ -65,6 +65,12 @@ def _db(sql: str) -> sqlite3.Connection:
     return con
 
 
+def _db_files(db: str) -> list[str]:
+    """The database and the journal files SQLite may leave beside it (a WAL database keeps its
+    latest changes there): what the verifier reads of the agent's work."""
+    return [db, f"{db}-wal", f"{db}-journal"]
+
+
 def _counts(con: sqlite3.Connection) -> dict[str, int]:
     return {t: con.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in TABLES}
 
@@ -126,7 +132,7 @@ def build_report(rng: random.Random, level: int) -> Draft:
     instruction = w.compose(intro=intro, ask=ask, details=details, notes=notes, shuffle_details=False)
     sol = [f"mkdir -p /app/{answers}"] + [f"sqlite3 -header -csv /app/{db} \"{p.sql}\" > /app/{q['file']}" for q, p in zip(qs, picked)]
     checks = ["test_initial_database_tables"] + [f"test_answer_{i}" for i in range(1, len(qs) + 1)]
-    return Draft(kind="report", instruction=instruction, files={}, truth=truth, checks=checks, solution="\n".join(sol),
+    return Draft(kind="report", outputs=[*_db_files(db), *(q["file"] for q in qs)], instruction=instruction, files={}, truth=truth, checks=checks, solution="\n".join(sol),
                  parameters={"questions": len(qs), "max_weight": max(p.weight for p in picked), "orders": info["orders"]},
                  setup=f"mkdir -p \"$(dirname /app/{db})\"\nsqlite3 /app/{db} < /tmp/setup/seed.sql",
                  setup_files={"seed.sql": sql.encode()}, tags=["sqlite", "sql"])
@@ -185,7 +191,7 @@ def build_modify(rng: random.Random, level: int) -> Draft:
     notes = [w.pick(["Don't delete or alter any other data.", "Everything not mentioned must stay as it is."])]
     instruction = w.compose(intro=intro, ask=ask, details=details, notes=notes, shuffle_details=False)
     sol = [f"sqlite3 /app/{db} <<'SQL'", *[s for _, s in steps], "SQL"]
-    return Draft(kind="modify", instruction=instruction, files={}, truth=truth, checks=checks, solution="\n".join(sol),
+    return Draft(kind="modify", outputs=_db_files(db), instruction=instruction, files={}, truth=truth, checks=checks, solution="\n".join(sol),
                  parameters={"steps": len(steps), "orders": info["orders"], "customers": info["customers"]},
                  setup=f"mkdir -p \"$(dirname /app/{db})\"\nsqlite3 /app/{db} < /tmp/setup/seed.sql",
                  setup_files={"seed.sql": sql.encode()}, tags=["sqlite", "sql", "ddl"])

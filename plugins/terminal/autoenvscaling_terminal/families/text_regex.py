@@ -84,7 +84,7 @@ def build_extract(rng: random.Random, level: int) -> Draft:
     if level >= 3:
         sol += [f"mkdir -p \"$(dirname /app/{truth['domains_out']})\"",
                 f"{{ echo domain,addresses; cut -d@ -f2 /app/{out} | LC_ALL=C sort | uniq -c | LC_ALL=C sort -k1,1nr -k2,2 | awk '{{print $2 \",\" $1}}'; }} > /app/{truth['domains_out']}"]
-    return Draft(kind="extract", instruction=instruction, files=files, truth=truth, checks=checks, solution="\n".join(sol),
+    return Draft(kind="extract", outputs=[out] + ([truth["domains_out"]] if "domains_out" in truth else []), instruction=instruction, files=files, truth=truth, checks=checks, solution="\n".join(sol),
                  parameters={"lines": n_lines, "files": n_files, "mixed_case": mixed_case, "excluded": excluded, "punctuation": punct},
                  tags=["regex", "grep", "email"])
 
@@ -165,7 +165,7 @@ def build_redact(rng: random.Random, level: int) -> Draft:
         script.append("s/\\([0-9]{3}\\) [0-9]{3}-[0-9]{4}/[PHONE]/g")
     script.append("s/[0-9]{3}-[0-9]{3}-[0-9]{4}/[PHONE]/g")
     sol = "sed -E " + " ".join(f"-e '{s}'" for s in script) + f" /app/{inp} > /app/{out}"
-    return Draft(kind="redact", instruction=instruction, files={inp: ("\n".join(src) + "\n").encode()}, truth=truth, checks=checks,
+    return Draft(kind="redact", outputs=[out], instruction=instruction, files={inp: ("\n".join(src) + "\n").encode()}, truth=truth, checks=checks,
                  solution=sol, parameters={"lines": n, "paren_phones": paren_phones, "cards": cards, "decoys": decoys},
                  tags=["regex", "sed", "privacy"])
 
@@ -211,8 +211,8 @@ def build_dates(rng: random.Random, level: int) -> Draft:
         for i, mon in enumerate(MONTHS, 1):
             script.append(f"s/\\b{mon} ([0-9]{{2}}), ([0-9]{{4}})\\b/\\2-{i:02d}-\\1/g")
     sol = "sed -E \\\n" + "".join(f"    -e '{s}' \\\n" for s in script) + f"    /app/{inp} > /app/{out}"
-    checks = ["test_dates_converted_lines", "test_dates_no_old_format"]
-    return Draft(kind="dates", instruction=instruction, files={inp: ("\n".join(src) + "\n").encode()}, truth=truth, checks=checks,
+    checks = ["test_dates_converted_lines", "test_shape_no_old_dates"]
+    return Draft(kind="dates", outputs=[out], instruction=instruction, files={inp: ("\n".join(src) + "\n").encode()}, truth=truth, checks=checks,
                  solution=sol, parameters={"lines": n, "named_months": named, "decoys": decoys}, tags=["regex", "sed", "dates"])
 
 

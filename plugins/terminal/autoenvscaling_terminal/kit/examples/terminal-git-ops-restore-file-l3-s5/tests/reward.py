@@ -5,6 +5,10 @@ fails, the reward is 0 whatever else passed, because the result cannot be truste
 measure the agent's work. Mode "fraction" rewards the fraction of them that passed (partial credit);
 mode "binary" rewards 1 only when all passed.
 
+Checks named ``test_shape_*`` judge only the form of an answer (valid JSON, a CSV header, the
+executable bit, commands copied from the instruction): a made-up answer in the right format passes
+them. They count only next to a passed content check, so form without content scores 0.
+
 Writes /logs/verifier/reward.json as {"reward": r} (one key: trial runners average every key) and
 /logs/verifier/tests.json with one 0/1 entry per check. Results come from the CTRF report (uvx +
 pytest-json-ctrf) or, failing that, the JUnit XML report (plain pytest).
@@ -17,6 +21,7 @@ import xml.etree.ElementTree as ElementTree
 
 LOGS = "/logs/verifier"
 GUARD_PREFIX = "test_initial_"
+SHAPE_PREFIX = "test_shape_"
 
 
 def from_ctrf(path):
@@ -58,6 +63,8 @@ def score(results, mode):
     if failed_guards:
         return 0.0, "environment check failed: " + ", ".join(failed_guards)
     passed = sum(1 for ok in checks.values() if ok)
+    if not any(ok for n, ok in checks.items() if not n.startswith(SHAPE_PREFIX)):
+        return 0.0, f"{passed}/{len(checks)} checks passed, none of them on content"
     if mode == "binary":
         return (1.0 if passed == len(checks) else 0.0), f"{passed}/{len(checks)} checks passed (binary)"
     return passed / len(checks), f"{passed}/{len(checks)} checks passed"

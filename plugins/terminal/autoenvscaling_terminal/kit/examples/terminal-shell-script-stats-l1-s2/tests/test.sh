@@ -1,27 +1,37 @@
 #!/bin/bash
 # Verifier of an autoenvscaling-terminal task. tests/ reaches /tests only now, after the agent.
 #  1. Run the pytest checks with Harbor's convention: uvx with pinned pytest and the CTRF reporter.
-#     Without uvx (or when uvx produced no report) use an installed pytest with a JUnit XML report.
-#  2. reward.py turns the per-check results into /logs/verifier/reward.json ({"reward": r}) and
-#     /logs/verifier/tests.json (one 0/1 entry per check). The reward never comes from an exit code.
-# Programs the agent may have planted under /usr/local must not stand in for the verifier's tools.
-PATH=$(printf '%s' "${PATH:-/usr/bin:/bin}" | tr ':' '\n' | grep -v '^/usr/local' | paste -sd: -)
-export PATH
-mkdir -p /logs/verifier
-rm -f /logs/verifier/ctrf.json /logs/verifier/junit.xml /logs/verifier/reward.json \
-      /logs/verifier/reward.txt /logs/verifier/tests.json
-cd /tests || exit 1
+#     Without uvx (or when uvx produced no report) use an installed pytest, isolated (python3 -I:
+#     no script directory, PYTHON* variables or user site on its path), with a JUnit XML report.
+#  2. reward.py (python3 -I) turns the per-check results into /logs/verifier/reward.json
+#     ({"reward": r}) and /logs/verifier/tests.json (one 0/1 entry per check). The reward never
+#     comes from an exit code.
+# The script is one function, read whole before it runs: nothing written to this file meanwhile
+# changes what it does. Programs the agent may have planted under /usr/local must not stand in for
+# the verifier's tools, and only the verifier's user may write where the results go (the checks run
+# the agent's code as another user; see test_outputs.py).
+main() {
+    PATH=$(printf '%s' "${PATH:-/usr/bin:/bin}" | tr ':' '\n' | grep -v '^/usr/local' | paste -sd: -)
+    export PATH
+    local logs=/logs/verifier
+    mkdir -p "$logs"
+    chown 0:0 / /logs "$logs" /tests 2>/dev/null
+    chmod go-w / /logs "$logs" /tests 2>/dev/null
+    rm -rf "$logs/ctrf.json" "$logs/junit.xml" "$logs/reward.json" "$logs/reward.txt" "$logs/tests.json"
+    cd /tests || return 1
 
-if command -v uvx >/dev/null 2>&1; then
-    uvx --with pytest==8.4.1 --with pytest-json-ctrf==0.3.5 \
-        pytest --ctrf /logs/verifier/ctrf.json /tests/test_outputs.py -rA
-fi
-if [ ! -s /logs/verifier/ctrf.json ]; then
-    if python3 -c "import pytest" >/dev/null 2>&1; then
-        python3 -m pytest --junitxml=/logs/verifier/junit.xml /tests/test_outputs.py -rA
-    else
-        echo "verifier: neither uvx nor pytest is available; every check counts as failed" >&2
+    if command -v uvx >/dev/null 2>&1; then
+        uvx --with pytest==8.4.1 --with pytest-json-ctrf==0.3.5 \
+            pytest --ctrf "$logs/ctrf.json" /tests/test_outputs.py -rA
     fi
-fi
+    if [ ! -s "$logs/ctrf.json" ]; then
+        if python3 -I -c "import pytest" >/dev/null 2>&1; then
+            python3 -I -m pytest --junitxml="$logs/junit.xml" /tests/test_outputs.py -rA
+        else
+            echo "verifier: neither uvx nor pytest is available; every check counts as failed" >&2
+        fi
+    fi
 
-python3 /tests/reward.py --mode fraction
+    python3 -I /tests/reward.py --mode fraction
+}
+main "$@"; exit $?
