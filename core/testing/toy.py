@@ -74,6 +74,21 @@ class ToyDomain(Domain):
         }
         return Task.create(name, config, instruction, files)
 
+    def redteam_tested(self, task: Task) -> bool:
+        """Toy tasks, exactly as generated, leave the red-team gate alone: tests/redteam attacks both
+        families' verifiers with every gate cheat (the kit's tests validate many toy tasks, and each
+        gate cheat is one more sandbox attempt)."""
+        from ..domains.base import same_task_content
+
+        prov = task.provenance
+        if prov.domain != self.name or prov.seed is None or prov.family not in {f.name for f in self.families()}:
+            return False
+        try:
+            twin = self.generate(prov.family, seed=int(prov.seed), difficulty=prov.difficulty or "medium")
+        except (UsageError, ValueError):
+            return False
+        return same_task_content(task, twin)
+
 
 def _write_file(rng: random.Random, difficulty: str) -> tuple[dict, str, dict[str, str]]:
     n_lines = {"easy": 1, "medium": 3, "hard": 6}[difficulty]

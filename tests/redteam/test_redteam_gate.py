@@ -63,3 +63,27 @@ def test_redteam_command_lists_cheats_and_refuses_an_unknown_one():
     assert {"plant-optional-imports", "placeholder-outputs", "copy-inputs", "instruction-echo"} <= names
     bad = _cli("tasks", "redteam", str(WEAK), "--cheat", "no-such-cheat")
     assert bad.returncode != 0 and "unknown cheat 'no-such-cheat'" in bad.stderr and "--list" in bad.stderr
+
+
+def test_toy_verifiers_hold_every_gate_cheat_so_the_toy_domain_may_vouch_for_its_tasks(host, bwrap):
+    """The kit's toy domain leaves the gate alone for tasks it regenerates byte for byte (the kit's
+    many test validations would each pay the gate's attempts): this is the red-teaming that allows
+    it. Every gate cheat that applies is held on both families at every difficulty; a toy task with
+    a forged seed is judged again."""
+    from autoenvscaling.redteam.run import cheats_for
+    from autoenvscaling.runtime.trial import TrialRunner
+    from autoenvscaling.testing.redteam import run_cheat
+    from autoenvscaling.testing.toy import ToyDomain
+
+    toy = ToyDomain()
+    tasks = [toy.generate(f.name, seed=1, difficulty=d) for f in toy.families() for d in ("easy", "medium", "hard")]
+    runner = TrialRunner(bwrap, host=host)
+
+    async def run():
+        return [await run_cheat(runner, t, c) for t in tasks for c in cheats_for(t, host, gate_only=True)]
+
+    outcomes = asyncio.run(run())
+    assert len(outcomes) >= 2 * len(tasks) and all(o.status == "held" for o in outcomes), outcomes
+    assert all(toy.redteam_tested(t) for t in tasks)
+    assert not toy.redteam_tested(tasks[0].with_provenance(seed=2))
+    assert not toy.redteam_tested(tasks[0].with_files({"tests/test.sh": "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n"}))
