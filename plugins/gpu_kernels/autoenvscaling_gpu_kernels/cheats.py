@@ -16,6 +16,8 @@ nothing on the real verifier is a cheat the protection stops.
 
 from __future__ import annotations
 
+import abc
+
 import ast
 import json
 import re
@@ -237,8 +239,9 @@ class KernelCheat(Cheat):
     gate = False
     protections: ClassVar[tuple[str, ...]] = ()
 
+    @abc.abstractmethod
     def solution(self, task: Task) -> str:
-        raise NotImplementedError
+        """The solution.py source the cheat writes."""
 
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
         return [_write(SOLUTION_PATH, self.solution(task))]

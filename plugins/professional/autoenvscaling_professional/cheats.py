@@ -17,6 +17,8 @@ checker with its formula protection switched off (``"live": false`` in the spec)
 
 from __future__ import annotations
 
+import abc
+
 import csv
 import difflib
 import io
@@ -228,11 +230,14 @@ class ProfessionalCheat(Cheat):
         except (KeyError, TypeError, ValueError, StopIteration):  # a spec of another shape (an LLM's task)
             return False
 
+    @abc.abstractmethod
     def documents(self, task: Task, spec: dict) -> dict[str, bytes]:
-        raise NotImplementedError
+        """The files the cheat leaves in /app (path -> bytes)."""
 
     def checks(self, task: Task, spec: dict) -> list[dict]:
-        raise NotImplementedError
+        """The naive verifier's checks these documents pass (the positive control). A cheat whose
+        control is another verifier overrides ``control`` instead."""
+        raise TypeError(f"{type(self).__name__} gives neither checks() nor its own control()")
 
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
         return [f"mkdir -p /app && cp -r {STAGE}/. /app/ && rm -rf {STAGE} && ls -R /app | head -n 40"]
