@@ -151,8 +151,8 @@ def _print(rows: list[Any]) -> None:
     table = Table(padding=(0, 1))
     table.add_column("task", no_wrap=True)
     for n, _ in enumerate(cheats, 1):
-        table.add_column(str(n), justify="right", no_wrap=True)
-    table.add_column("worst cheat", no_wrap=True)
+        table.add_column(str(n), justify="right", no_wrap=True, min_width=3)
+    table.add_column("worst cheat", overflow="fold")
     for row in rows:
         cells = []
         for name in cheats:
