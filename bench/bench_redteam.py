@@ -10,6 +10,7 @@ per-task differences) with their ratio.
 
     .venv/bin/python bench/bench_redteam.py [--domains terminal,professional] [--tasks 20] [--backend bwrap]
     .venv/bin/python bench/bench_redteam.py --corpus ../shared/corpora/harbor-cookbook   # tasks from a folder
+    .venv/bin/python bench/bench_redteam.py --domains swe --tasks 20 --table --no-admission  # the table only
 """
 
 from __future__ import annotations
@@ -62,6 +63,8 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=20)
     parser.add_argument("--backend", default="bwrap")
     parser.add_argument("--corpus", default=None, help="a folder of task directories instead of generated tasks")
+    parser.add_argument("--table", action="store_true", help="print the task x cheat table, as `tasks redteam` does")
+    parser.add_argument("--no-admission", action="store_true", help="the red team only, not admission with and without it")
     args = parser.parse_args()
 
     from autoenvscaling.plugins import create_host
@@ -89,6 +92,12 @@ def main() -> None:
         for row in rows:
             if row.worst is not None and row.worst.status == "beaten":
                 print(f"  {row.task}: beaten by {', '.join(o.cheat for o in row.scored if o.status == 'beaten')}")
+        if args.table:
+            from autoenvscaling.cli.redteam_cmd import print_table
+
+            print_table(rows)
+        if args.no_admission:
+            continue
         without, t0 = asyncio.run(admit(tasks, backend, host, with_redteam=False))
         withgate, t1 = asyncio.run(admit(tasks, backend, host, with_redteam=True))
         a0, a1 = sum(r.valid for r in without), sum(r.valid for r in withgate)

@@ -50,7 +50,7 @@ def add_redteam_command(tasks: click.Group, backend_options: Any, make_executor:
         if as_json:
             click.echo(json.dumps([r.to_json() for r in rows], indent=2))
         else:
-            _print(rows)
+            print_table(rows)
 
 
 def _list(host: Any, as_json: bool) -> None:
@@ -138,7 +138,7 @@ def _bar(total: int, enabled: bool) -> tuple[Any, Any]:
     return bar, bar.add_task("", total=total)
 
 
-def _print(rows: list[Any]) -> None:
+def print_table(rows: list[Any]) -> None:
     """Tasks down, cheats across (numbered; the legend follows), then the worst cheat per task."""
     from rich.console import Console
     from rich.table import Table

@@ -112,7 +112,7 @@ def plan_view(view: View, changes: Iterable[FileChange], index: ImageIndex, *, w
     for change in changes:
         path = _norm(change.path)
         why = None
-        if view == "outputs" and not _visible_output(change, path, outs):
+        if view == "outputs" and not _visible_output(change, path, outs, workdir):
             why = "not a declared output"
         module = _added_module(change, path, python_dirs, workdir)
         why = why or _rule(change, path, trees, path_dirs, python_dirs, index, workdir, names, module, code_dirs)
@@ -135,13 +135,14 @@ def plan_view(view: View, changes: Iterable[FileChange], index: ImageIndex, *, w
                     imported_added=tuple(sorted(set(imported_added))))
 
 
-def _visible_output(change: FileChange, path: str, outputs: tuple[str, ...]) -> bool:
+def _visible_output(change: FileChange, path: str, outputs: tuple[str, ...], workdir: str) -> bool:
     """Whether the outputs view lets the verifier see this change: it is a declared output, lies under
     one, or is a directory on the way to one (only as a directory: a symlink there is put back),
-    or lies under a path every view keeps."""
+    or lies under a path every view keeps. Of the working directory only the directory itself (and
+    those on the way) is kept: the engine may have made it at start, and the verifier runs in it."""
     if any(_under(path, p) for p in (*outputs, *ALWAYS_VISIBLE)):
         return True
-    ancestor = any(_under(p, path) for p in (*outputs, *ALWAYS_VISIBLE))
+    ancestor = any(_under(p, path) for p in (*outputs, *ALWAYS_VISIBLE, workdir))
     if ancestor:
         return change.kind != "deleted" and change.is_dir and not change.replaced
     # A directory the agent modified (an entry added or removed below it) is not itself put back:

@@ -83,14 +83,22 @@ async def changes(sandbox: "DockerSandbox") -> list[FileChange]:
     diff = await backend.call(api.diff, sandbox.container_id, what="container diff") or []
     scratch = await backend.scratches.get(sandbox.prepared.ref)
     entries = [(str(item["Path"]), _KINDS.get(int(item["Kind"]), "modified")) for item in diff]
-    modified = [path for path, kind in entries if kind == "modified"]  # the engine says nothing of type
-    stats = await asyncio.gather(*(stat(backend, cid, path) for path in modified
+    # The engine says nothing of type: stat what was modified, and the added directories the working
+    # directory lies in (made at start when the image lacks it; an empty one has nothing below it).
+    workdir = sandbox.workdir.rstrip("/") + "/"
+    typed = [path for path, kind in entries
+             if kind == "modified" or (kind == "added" and workdir.startswith(path.rstrip("/") + "/"))]
+    stats = await asyncio.gather(*(stat(backend, cid, path) for path in typed
                                    for cid in (sandbox.container_id, scratch)))
-    types = {path: (stats[2 * i], stats[2 * i + 1]) for i, path in enumerate(modified)}
+    types = {path: (stats[2 * i], stats[2 * i + 1]) for i, path in enumerate(typed)}
+    # The diff lists an added directory's entries too: an added path with an entry below it is a
+    # directory (the outputs view keeps an added directory on the way to a declared output).
+    parents = {str(PurePosixPath(path).parent) for path, _ in entries}
     out: list[FileChange] = []
     for path, kind in entries:
         now, image = types.get(path, (None, None))
         is_dir = bool(_mode(now) & _GO_DIR) and not _mode(now) & _GO_SYMLINK
+        is_dir = is_dir or (kind == "added" and path.rstrip("/") in parents)
         replaced = now is not None and image is not None and (_mode(now) & _GO_TYPE) != (_mode(image) & _GO_TYPE)
         out.append(FileChange(path=path, kind=kind, is_dir=is_dir, replaced=replaced))  # type: ignore[arg-type]
     return out
@@ -124,27 +132,65 @@ async def restore(sandbox: "DockerSandbox", paths: Sequence[str]) -> None:
 
 
 async def end_agent_processes(sandbox: "DockerSandbox") -> bool:
-    """When the engine's process list shows more than the init and the entrypoint's processes, sweep
-    them with the image's /bin/sh by absolute path (the runner put the system trees back first under
-    the protected view) and check that none is left. True: agent processes ran until now."""
+    """When the engine's process list shows a process that is neither the init nor the sandbox's own
+    (the entrypoint's processes and their descendants), sweep with the image's /bin/sh by absolute
+    path (the runner put the system trees back first under the protected view) and check that none is
+    left. True: agent processes ran until now."""
     from .docker_backend import _SWEEP
 
-    expected = 1 + len(sandbox.spare.split())
-    if await _process_count(sandbox) <= expected:
+    if not await _agent_processes(sandbox):
         return False
     async with sandbox._lock:
         await _exec_argv(sandbox, ["/bin/sh", "-c", f"spare=$1; {_SWEEP}", "sweep", sandbox.spare],
                          what="sweep", check=False)
-    if await _process_count(sandbox) > expected:
+    if await _agent_processes(sandbox):
         raise SandboxError("agent processes survived the sweep before verification",
                            hint="a process replaced /bin/sh again while it was put back; "
                                 "the attempt cannot be verified")
     return True
 
 
-async def _process_count(sandbox: "DockerSandbox") -> int:
-    top = await sandbox.backend.call(sandbox.backend.client.api.top, sandbox.container_id, what="list processes")
-    return len(top.get("Processes") or [])
+async def _agent_processes(sandbox: "DockerSandbox") -> list[str]:
+    """The processes in the engine's process list that are neither pid 1 nor the sandbox's own."""
+    table = await _process_table(sandbox)
+    if table is None:  # host pids (Docker Engine): only the count can be compared with the ready time
+        count = len(await sandbox.backend.call(sandbox.backend.client.api.top, sandbox.container_id,
+                                                what="list processes").get("Processes") or [])
+        return [f"{count - 1 - len(sandbox.spare.split())} more than at the ready time"] \
+            if count > 1 + len(sandbox.spare.split()) else []
+    own = {entry.split(":")[0] for entry in sandbox.spare.split()}
+    grown = True
+    while grown:  # descendants of the sandbox's own processes, not through pid 1
+        grown = False
+        for pid, ppid in table.items():
+            if pid not in own and ppid in own:
+                own.add(pid)
+                grown = True
+    return [pid for pid in table if pid != "1" and pid not in own]
+
+
+async def _process_table(sandbox: "DockerSandbox") -> dict[str, str] | None:
+    """pid -> ppid of each process as the container numbers them, from podman's own endpoint (it reads
+    /proc from outside; the compatible one runs ps inside the container). None where the engine has
+    no such endpoint: Docker's list gives host pids."""
+    api = sandbox.backend.client.api
+    cid = sandbox.container_id
+
+    def top() -> dict[str, Any] | None:
+        res = api._get(api.base_url + f"/v4.0.0/libpod/containers/{cid}/top", params={"ps_args": "pid,ppid"})
+        if res.status_code == 404 and "no such container" not in res.text:  # not podman
+            return None
+        api._raise_for_status(res)
+        return dict(res.json())
+
+    got = await sandbox.backend.call(top, what="list processes")
+    if got is None:
+        return None
+    titles = [str(t).upper() for t in got.get("Titles") or []]
+    if "PID" not in titles or "PPID" not in titles:
+        raise SandboxError(f"the engine's process list has no PID and PPID columns ({' '.join(titles)[:80]})")
+    i, j = titles.index("PID"), titles.index("PPID")
+    return {str(row[i]).strip(): str(row[j]).strip() for row in got.get("Processes") or []}
 
 
 async def _put(sandbox: "DockerSandbox", directory: str, data: bytes) -> None:

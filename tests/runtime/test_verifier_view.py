@@ -236,6 +236,18 @@ def test_the_outputs_view_keeps_only_declared_outputs_and_their_directories():
     assert plan(*changes, imported=set()).restore == {}
 
 
+def test_the_outputs_view_keeps_a_working_directory_the_engine_made_but_not_what_is_in_it():
+    """The image lacked /srv/work, so the engine made it at start: removing it would leave the verifier
+    without its working directory. What the agent put in it is still hidden."""
+    changes = [added("/srv", is_dir=True), added("/srv/work", is_dir=True), added("/srv/work/notes.txt"),
+               added("/srv/work/sub", is_dir=True)]
+    result = plan(*changes, view="outputs", outputs=["/out/result.txt"], workdir="/srv/work", imported=set())
+    assert result.restore == {"/srv/work/notes.txt": "not a declared output", "/srv/work/sub": "not a declared output"}
+    # Control: any other directory the agent made goes.
+    assert plan(*changes, view="outputs", outputs=["/out/result.txt"], workdir="/app", imported=set()).restore == {
+        "/srv": "not a declared output"}
+
+
 def test_a_symlink_on_the_way_to_an_output_is_put_back():
     changes = [FileChange(path="/app", kind="modified", is_dir=False, replaced=True), added("/app/out.csv")]
     assert plan(*changes, view="outputs", outputs=["/app/out.csv"], imported=set()).restore == {

@@ -126,3 +126,35 @@ def test_an_entrypoint_that_ignores_its_arguments_is_accepted_after_the_ready_ti
         asyncio.run(backend.aclose())
     assert any("did not run the container's command within 1.5s" in note for note in notes), notes
     assert served.stdout == "served\n" and "sleep" not in left.stdout
+
+
+SPAWNER = """#!/bin/sh
+# A service that starts a worker of its own on request, after the sandbox was ready (as a browser
+# service starts Chromium on first use).
+( while :; do if [ -e /tmp/spawn ]; then rm -f /tmp/spawn; sleep 401 & fi; sleep 0.1; done ) &
+exec "$@"
+"""
+
+
+def test_what_a_service_starts_later_is_its_own_while_the_agents_orphans_are_not(docker_backend):
+    """The service's later children are the sandbox's own, as the entrypoint's pid namespace makes
+    them on bwrap: they outlive commands and the sweep before verification leaves them (and does not
+    call them survivors); what a command started is still killed."""
+    task = docker_task("FROM debian:bookworm\nCOPY entrypoint.sh /entrypoint.sh\nRUN chmod +x /entrypoint.sh\n"
+                       'ENTRYPOINT ["/entrypoint.sh"]\n', files={"environment/entrypoint.sh": SPAWNER},
+                       name="late-worker")
+
+    async def go():
+        prepared = await docker_backend.prepare(task)
+        async with await docker_backend.create(task, prepared) as sb:
+            await sb.exec("touch /tmp/spawn; i=0; while [ $i -lt 600 ] && ! grep -qs 'sleep.401' /proc/[0-9]*/cmdline; "
+                          "do i=$((i+1)); sleep 0.1; done; setsid sleep 402 & nohup sleep 403 >/dev/null 2>&1 &")
+            after = await processes(sb)
+            swept = await sb.end_agent_processes()
+            return after, swept, await processes(sb)
+
+    after, swept, last = asyncio.run(go())
+    assert "sleep 401" in after.stdout, after.stdout  # the service's worker survived the command's sweep
+    assert "sleep 402" not in after.stdout and "sleep 403" not in after.stdout, after.stdout
+    assert swept is False  # nothing of the agent's was left for the sweep before verification
+    assert "sleep 401" in last.stdout

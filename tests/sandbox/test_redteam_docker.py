@@ -14,6 +14,7 @@ from autoenvscaling.tasks.harbor import read_task
 from autoenvscaling.testing.redteam import check_cheat
 
 from .conftest_docker import *  # noqa: F403 - the shared docker fixtures
+from .conftest_docker import docker_task
 
 TASK = Path(__file__).resolve().parents[1] / "fixtures" / "redteam" / "count-errors"
 
@@ -32,3 +33,19 @@ def test_plants_and_the_outputs_view_hold_on_docker(docker_backend):
 
     results = asyncio.run(run())
     assert all(real.reward == 0.0 and ctrl is not None and ctrl.reward == 1.0 for real, ctrl in results.values())
+
+
+def test_an_output_in_a_directory_the_agent_made_reaches_the_verifier_on_docker(docker_backend):
+    """The engine's diff does not say which added paths are directories; a directory the agent made
+    on the way to a declared output (computer_use's /run/aes-app for its state socket) must stay, or
+    the output goes with it. The file beside it is still put back. The image lacks the working
+    directory /app too: the engine makes it at start, and the verifier must still run in it."""
+    check = ('#!/bin/bash\nmkdir -p /logs/verifier\n'
+             'if [ "$(cat /srv/made/deep/out.txt)" = 42 ] && [ ! -e /srv/made/scratch.txt ]; '
+             'then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n')
+    task = docker_task("FROM debian:bookworm-slim\nWORKDIR /app\n", files={"tests/test.sh": check,
+                              "solution/solve.sh": "#!/bin/bash\nmkdir -p /srv/made/deep\necho 42 > /srv/made/deep/out.txt\n"
+                                                   "echo x > /srv/made/scratch.txt\n"},
+                       verifier={"outputs": ["/srv/made/deep/out.txt"]}, name="made-dir-output")
+    result = asyncio.run(TrialRunner(docker_backend, host=create_host(strict=True)).run(task, OracleAgent()))
+    assert result.reward == 1.0, result.error
