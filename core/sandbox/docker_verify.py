@@ -154,10 +154,9 @@ async def _agent_processes(sandbox: "DockerSandbox") -> list[str]:
     """The processes in the engine's process list that are neither pid 1 nor the sandbox's own."""
     table = await _process_table(sandbox)
     if table is None:  # host pids (Docker Engine): only the count can be compared with the ready time
-        count = len(await sandbox.backend.call(sandbox.backend.client.api.top, sandbox.container_id,
-                                                what="list processes").get("Processes") or [])
-        return [f"{count - 1 - len(sandbox.spare.split())} more than at the ready time"] \
-            if count > 1 + len(sandbox.spare.split()) else []
+        top = await sandbox.backend.call(sandbox.backend.client.api.top, sandbox.container_id, what="list processes")
+        extra = len(top.get("Processes") or []) - 1 - len(sandbox.spare.split())
+        return [f"{extra} more than at the ready time"] if extra > 0 else []
     own = {entry.split(":")[0] for entry in sandbox.spare.split()}
     grown = True
     while grown:  # descendants of the sandbox's own processes, not through pid 1
