@@ -28,7 +28,7 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from admission_table import DIFFICULTIES, summarise  # noqa: E402
-from autoenvscaling.tasks import write_task  # noqa: E402
+from autoenvscaling.tasks import short_name, write_task  # noqa: E402
 from autoenvscaling_gpu_kernels.domain import GpuKernelsDomain  # noqa: E402
 from autoenvscaling_gpu_kernels.families import CATALOG  # noqa: E402
 from autoenvscaling_gpu_kernels.harness import run_harness  # noqa: E402
@@ -63,7 +63,7 @@ def interpreter_check(tasks: list, jobs: int, log: Path) -> dict:
     root = Path(tempfile.mkdtemp(prefix="bench-gpu-kernels-"))
 
     def one(task) -> dict:
-        folder = write_task(task, root / task.name)
+        folder = write_task(task, root / short_name(task.name))
         t0 = time.perf_counter()
         oracle = run_harness(folder, None)
         oracle_s = time.perf_counter() - t0

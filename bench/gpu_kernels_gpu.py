@@ -47,7 +47,7 @@ class ModelNew(_AesHonest):
 
 
 def prepare(out: Path, per_family: int) -> None:
-    from autoenvscaling.tasks import write_task
+    from autoenvscaling.tasks import short_name, write_task
     from autoenvscaling_gpu_kernels.domain import GpuKernelsDomain
     from autoenvscaling_gpu_kernels.families import CATALOG
 
@@ -56,7 +56,7 @@ def prepare(out: Path, per_family: int) -> None:
     for i in range(per_family):
         for family in CATALOG:
             task = domain.generate(family, seed=100 + i, difficulty=("medium", "hard")[i % 2])
-            print(write_task(task, out / task.name))
+            print(write_task(task, out / short_name(task.name)))
 
 
 def harness(task: Path, solution: Path, *extra: str, timeout: float = 240) -> dict:

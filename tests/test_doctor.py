@@ -56,7 +56,10 @@ def test_json_report_matches_this_machine():
             assert isinstance(protection["active"], bool) and protection["name"]
     # The base-image table, with what is built in this cache (the tests build the Debian bases).
     rows = {row["images"].split(",")[0]: row for row in report["base_images"]}
-    assert rows["ubuntu:24.04"]["base"] == "debian-trixie" and "stand-in" in rows["ubuntu:24.04"]["note"]
+    assert rows["ubuntu:24.04"]["base"] == "ubuntu-on-trixie" and "stand-in" in rows["ubuntu:24.04"]["note"]
+    assert rows["ubuntu:24.04"]["contents"] == "Debian trixie minbase + procps, sensible-utils"
+    assert rows["debian:bookworm"]["contents"] == "Debian bookworm minbase"  # nothing added: faithful
+    assert "no python3" in rows["debian:bookworm"]["note"]
     from autoenvscaling.sandbox.rootfs import base_rootfs_built
     assert rows["debian:bookworm"]["built"] == base_rootfs_built("debian-bookworm")
 
@@ -116,6 +119,9 @@ def test_an_empty_cache_reports_the_verifier_runtime_as_not_provisioned(tmp_path
     assert runtime["state"] == "not provisioned yet" and runtime["hint"]
     assert runtime["sets"] and not any(s["provisioned"] for s in runtime["sets"])
     assert not (tmp_path / "verifier" / "sets").exists(), "the doctor checks; it never provisions"
+    own = runtime["python"]  # the Python uvx runs on in images without python3: not built, and how it will be
+    assert own["built"] is False and own["version"] == "3.11" and "first offline verification" in own["hint"]
+    assert not list((tmp_path / "verifier").glob("python-*")), "nor builds"
 
 
 # -- prerequisites registered by plugins ---------------------------------------------------------

@@ -208,7 +208,8 @@ def _own_v2_cgroup() -> str | None:
 
 
 def _verifier_runtime() -> dict[str, Any]:
-    """Whether the offline verifier runtime's package sets are provisioned (a check, never a download)."""
+    """Whether the offline verifier runtime's package sets are provisioned and its own Python is built
+    (a check, never a download or a build)."""
     if not _find_spec("autoenvscaling.runtime.offline"):
         return {"state": "not part of this installation"}
     from ..runtime import offline
@@ -224,7 +225,23 @@ def _verifier_runtime() -> dict[str, Any]:
     state = "provisioned" if all(s["provisioned"] for s in sets) else "not provisioned yet"
     return {"state": state, "cache": str(offline.verifier_cache()), "sets": sets,
             "hint": None if state == "provisioned" else
-            "provisioned on first verification (needs PyPI once, or AUTOENVSCALING_WHEELHOUSE)"}
+            "provisioned on first verification (needs PyPI once, or AUTOENVSCALING_WHEELHOUSE)",
+            "python": _verifier_python(offline)}
+
+
+def _verifier_python(offline: Any) -> dict[str, Any]:
+    """The runtime's own Python (what uvx runs on in images without python3): built here or not."""
+    from ..errors import AESError
+
+    row: dict[str, Any] = {"version": offline.PYTHON_VERSION, "suite": offline.PYTHON_SUITE, "built": False,
+                           "path": None, "bytes": None, "hint": None}
+    try:
+        path = offline.provided_python(build=False)
+    except AESError as exc:
+        row["hint"] = exc.hint + ("" if shutil.which("mmdebstrap") else "; apt-get install mmdebstrap")
+        return row
+    row.update(built=True, path=str(path), bytes=sum(f.stat().st_size for f in path.rglob("*") if f.is_file()))
+    return row
 
 
 def _cache() -> dict[str, Any]:
@@ -237,13 +254,20 @@ def _cache() -> dict[str, Any]:
 
 
 def _base_images() -> list[dict[str, Any]]:
-    """The known FROM images, the local base each maps to, and whether that base is built here."""
+    """The known FROM images, the local base each maps to, what that base holds beyond a Debian
+    minbase root, what differs from the real image (the note), and whether the base is built here."""
     from ..sandbox.rootfs import BASES, KNOWN_IMAGES, base_rootfs_built
 
     built = {name for name in BASES if base_rootfs_built(name)}
-    return [{"images": images, "base": base, "note": note,
-             "built": any(b.strip() in built for b in base.replace(" or ", "/").split("/"))}
-            for images, base, note in KNOWN_IMAGES]
+    rows = []
+    for images, base, note in KNOWN_IMAGES:
+        names = [b.strip() for b in base.replace(" or ", "/").split("/")]
+        specs = [BASES[n] for n in names if n in BASES]
+        contents = "; ".join(dict.fromkeys(f"Debian {s.suite} minbase" + (f" + {', '.join(s.packages)}" if s.packages
+                                                                           else "") for s in specs))
+        rows.append({"images": images, "base": base, "contents": contents or None, "note": note,
+                     "built": any(n in built for n in names)})
+    return rows
 
 
 def _find_spec(module: str) -> bool:
@@ -292,12 +316,17 @@ def _print(report: dict[str, Any]) -> None:
     vr = report["verifier_runtime"]
     click.echo("offline verifier runtime")
     line(vr["state"] == "provisioned", vr["state"], vr.get("hint"))
+    py = vr.get("python")
+    if py:
+        line(py["built"] or None, f"own Python {py['version']} (Debian {py['suite']}, for images without python3): "
+             + (f"built, {py['bytes'] / 2**20:.1f} MiB" if py["built"] else "not built yet"), py["hint"])
     cache = report["cache"]
     click.echo("cache")
     line(not cache["low"], f"{cache['dir']}: {cache['free_bytes'] / 2**30:.1f} GiB free", cache["hint"])
     click.echo("base images (FROM -> local base; built here: ok)")
     for row in report["base_images"]:
-        line(row["built"] or None, f"{row['images']} -> {row['base']}: {row['note']}")
+        holds = f" [{row['contents']}]" if row["contents"] else ""
+        line(row["built"] or None, f"{row['images']} -> {row['base']}{holds}: {row['note']}")
     click.echo("optional packages")
     for p in report["optional_packages"]:
         line(p["found"], p["name"] + ("" if p["found"] else f": not installed ({p['provided_by']})"))

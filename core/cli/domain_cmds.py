@@ -53,7 +53,7 @@ def add_family_commands(group: click.Group, make_domain: Callable[[], Domain]) -
         """Write generated tasks as Harbor task directories, without admission (validate them with
         ``autoenvscaling tasks validate``; ``autoenvscaling generate --mix DOMAIN=1`` does both)."""
         from ..errors import UsageError
-        from ..tasks import write_task
+        from ..tasks import short_name, write_task
 
         domain = make_domain()
         known = [f.name for f in domain.families()]
@@ -68,7 +68,7 @@ def add_family_commands(group: click.Group, make_domain: Callable[[], Domain]) -
             for seed in numbers:
                 for label in levels:
                     task = domain.generate(name, seed=seed, difficulty=label)
-                    target = out / task.name
+                    target = out / short_name(task.name)
                     if not target.exists():
                         write_task(task, target)
                     click.echo(str(target))

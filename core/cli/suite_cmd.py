@@ -90,20 +90,32 @@ def import_cmd(sources: tuple[Path, ...], suite_path: Path, format_name: str | N
 @click.option("--format", "format_name", required=True, help="harbor, jsonl, parquet, or a plugin's format.")
 @click.option("--out", required=True, type=click.Path(path_type=Path),
               help="Output: a new directory (harbor) or a file (jsonl, parquet).")
+@click.option("--org", help="harbor: export tasks named without an org as ORG/NAME, and name the dataset "
+                             "ORG/<suite> (Harbor's dataset.toml names everything org/name).")
 @_filter_options
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object describing the export.")
-def export_cmd(suite_path: Path, format_name: str, out: Path, as_json: bool, **filters: tuple[str, ...]) -> None:
-    """Export a suite (or the tasks matching the filters) as a Harbor dataset, JSONL or Parquet."""
+def export_cmd(suite_path: Path, format_name: str, out: Path, org: str | None, as_json: bool,
+               **filters: tuple[str, ...]) -> None:
+    """Export a suite (or the tasks matching the filters) as a Harbor dataset, JSONL or Parquet.
+
+    A Harbor export is a dataset Harbor itself loads: dataset.toml in Harbor's schema, pinning each
+    task by Harbor's content hash (check it with `harbor sync OUT`, run it with `harbor run -p OUT`)."""
     from ..plugins import create_host
     from ..suite.harbor_format import HarborFormat
     from ..suite.store import SuiteStore
+    from ..suite.manifest import harbor_name_ok
 
     fmt_cls = create_host().formats.get(format_name)
     if not fmt_cls.can_export:
         raise UsageError(f"format {format_name!r} cannot be exported", hint="choose harbor, jsonl or parquet")
+    if org is not None and fmt_cls is not HarborFormat:
+        raise UsageError(f"--org applies to --format harbor, not {format_name!r}", hint="drop --org")
+    if org is not None and not harbor_name_ok(f"{org}/x"):
+        raise UsageError(f"--org {org!r} is not a valid Harbor org",
+                         hint="use letters, digits, '.', '_' and '-', starting with a letter or digit")
     with SuiteStore.open(suite_path) as store:
         records = store.filter(_task_filter(filters))
-        fmt = (HarborFormat(store.name, store.description) if fmt_cls is HarborFormat else fmt_cls())
+        fmt = (HarborFormat(store.name, store.description, org=org) if fmt_cls is HarborFormat else fmt_cls())
         with _progress("exporting", len(records)) as advance:
             def tasks() -> Iterator[Any]:
                 for record in records:

@@ -9,7 +9,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Iterable
 
-from ..tasks import Task, write_task
+from ..tasks import Task, short_name, write_task
 from .base import ProposerKit
 
 
@@ -31,4 +31,4 @@ def write_examples(tasks: Iterable[Task], dest: Path) -> list[Path]:
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
-    return [write_task(task, dest / task.name) for task in tasks]
+    return [write_task(task, dest / short_name(task.name)) for task in tasks]

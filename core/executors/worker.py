@@ -178,8 +178,10 @@ async def _propose(job: ProposeJob, context: WorkerContext) -> ProposeOutcome:
     proposal = await proposer.propose(assignment, domain=domain, seed=job.seed)
     if proposal.task is None:
         return ProposeOutcome(proposal=proposal)
+    from ..tasks import qualified_name
+
     family = proposal.task.provenance.family or job.proposer
-    task = proposal.task.renamed(f"{job.domain}-{family}-r{job.round}-s{job.slot}").with_provenance(
+    task = proposal.task.renamed(qualified_name(f"{job.domain}-{family}-r{job.round}-s{job.slot}")).with_provenance(
         round=job.round, domain=job.domain)
     gates = [g for g in checker_validator.gates if g.name in job.gates]
     report = await validate_task(task, checker_validator.context, gates=gates, label=job.key)

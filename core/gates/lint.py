@@ -30,7 +30,7 @@ from ..sandbox.compose import compose_file, load_compose
 from ..sandbox.dockerfile import Context, Instruction, parse_dockerfile, words
 from ..sandbox.rootfs import resolve_base
 from ..sandbox.select import BackendCatalog
-from ..tasks import PROVENANCE_KEY, StepConfig, Task
+from ..tasks import PROVENANCE_KEY, StepConfig, Task, is_harbor_name, qualified_name
 from .base import DEFAULT_BACKEND, Evidence, Finding, Gate, GateContext, GateResult
 from .requirements import requirement_findings
 
@@ -90,7 +90,7 @@ def lint_findings(task: Task, *, backend: str | None = None, catalog: BackendCat
     backend = backend or DEFAULT_BACKEND
     catalog = catalog or default_catalog()
     caps = catalog.capabilities(backend)
-    findings = [Finding(p) for p in (_schema_problems(task) + _required_files(task))]
+    findings = [Finding(p) for p in (_schema_problems(task) + _required_files(task))] + _harbor_name(task)
     findings += _dockerfile_findings(task, backend, compose=caps is None or caps.compose)
     findings += requirement_findings(task, backend, catalog)
     findings += [Finding(p) for p in task_tool_problems(task, catalog.host.tools.names())]  # [agent] tools
@@ -109,6 +109,17 @@ def default_catalog() -> BackendCatalog:
     from ..plugins import create_host
 
     return BackendCatalog(create_host())
+
+
+def _harbor_name(task: Task) -> list[Finding]:
+    """Harbor refuses a ``[task] name`` not in ``org/name`` form (``harbor run`` then finds no task):
+    a problem for a generated task (it has provenance), a warning for one imported as it was."""
+    name = task.config.task.name
+    if name is None or is_harbor_name(name):
+        return []
+    text = (f"task.name {name!r} is not in Harbor's org/name form: Harbor refuses the task "
+            f"(name it with autoenvscaling.tasks.qualified_name, e.g. {qualified_name(name)!r})")
+    return [Finding(text, "problem" if task.provenance.domain else "warning")]
 
 
 def _schema_problems(task: Task) -> list[str]:

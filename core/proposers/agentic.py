@@ -31,9 +31,9 @@ from .prompt import PROMPTS, describe_report, guide_and_contract, worked_example
 
 WORKSPACE = "/workspace"
 TASK_DIR = f"{WORKSPACE}/task"
-# The workspace is a plain Debian root: the agent needs a shell, coreutils and python3, nothing more.
+# The workspace is a plain Debian root with python3 (python:3.11-slim): a shell, coreutils and python3, nothing more.
 _WORKSPACE_TASK = Task.create("agentic-workspace", {"version": "1.0", "task": {"name": "agentic-workspace"}},
-                              None, {"environment/Dockerfile": f"FROM debian:bookworm-slim\nWORKDIR {WORKSPACE}\n"})
+                              None, {"environment/Dockerfile": f"FROM python:3.11-slim\nWORKDIR {WORKSPACE}\n"})
 
 
 def skeleton() -> dict[str, tuple[bytes, bool]]:

@@ -14,7 +14,7 @@ import re
 from pathlib import PurePosixPath
 
 from ..errors import AESError, TaskFormatError
-from ..tasks import Task, TaskFile, parse_config, render_config
+from ..tasks import Task, TaskFile, parse_config, qualified_name, render_config
 
 REQUIRED = ("task.toml", "instruction.md", "environment/Dockerfile", "tests/test.sh", "solution/solve.sh")
 _HEADER = re.compile(r"^[ \t]*(?:#{1,6}[ \t]*)?(?:\*\*)?FILE:[ \t]*`?([^`*\s]+)`?(?:\*\*)?[ \t]*$")
@@ -71,9 +71,10 @@ def parse_task(text: str, *, fallback_name: str) -> Task:
     except TaskFormatError as exc:
         raise MalformedResponse(exc.message) from None
     instruction = files.pop("instruction.md")
-    name = config.task.name or fallback_name
+    name = qualified_name(config.task.name or fallback_name)
     contents: dict[str, bytes | str | TaskFile] = dict(files)
-    return Task.create(name, config, instruction, contents)
+    task = Task.create(name, config, instruction, contents)
+    return task if config.task.name == name else task.renamed(name)  # Harbor wants org/name
 
 
 def render_task(task: Task) -> str:

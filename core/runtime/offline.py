@@ -23,20 +23,36 @@ sandbox is offline, the verifier gets this runtime: the ``offline`` verifier run
     and ``https://astral.sh/uv/<version>/install.sh`` give a script that lays out uv's installer
     result (``uv``/``uvx`` in ``$HOME/.local/bin`` and ``$HOME/.local/bin/env``). Local URLs (a
     loopback address, or a name ``/etc/hosts`` maps to one) go to the image's real curl (tests probing
-    a server the agent started), or to ``libexec/curl-local`` with the image's python3 when the
-    image has no curl. Any other URL fails like an unresolvable host: ``curl: (6) ... network
-    disabled in the offline verifier``, exit 6. A failed download leaves its ``-o`` target as it
+    a server the agent started), or to ``libexec/curl-local`` (run by the runtime's own Python, or
+    the image's python3 when that could not be built) when the image has no curl. Any other URL
+    fails like an unresolvable host: ``curl: (6) ... network disabled in the offline verifier``,
+    exit 6. A failed download leaves its ``-o`` target as it
     was (it may be ``/dev/null``, or a file the test still needs) and creates no partial file.
 ``bin/uv``, ``bin/uvx``
     ``uvx``/``uv tool run``/``uv run`` parse ``--with NAME==VER`` (also ``--from``,
-    ``--with-requirements``, ``tool@version``) and run the command with the image's ``python3`` and
-    ``PYTHONPATH`` set to the provisioned packages (console scripts such as ``pytest`` are run from
-    their entry points). Like uv's tool environments, ``uvx`` hides the image's site-packages
-    (``python3 -S``): a test importing a package nobody asked for fails offline as it would online. ``uv venv`` and ``uv pip install`` work too (a ``.pth`` file points the
-    environment at the provisioned packages), for test.sh files that build a virtual environment.
-    A requested version that was not provisioned fails inside the sandbox, naming what is
-    provisioned: the test.sh then writes reward 0 and its output says why. We never substitute a
+    ``--with-requirements``, ``tool@version``) and run the command with ``PYTHONPATH`` set to the
+    provisioned packages (console scripts such as ``pytest`` are run from their entry points). Like
+    uv, they use the image's ``python3`` when there is one, and otherwise a Python of their own
+    (``python/``, below), as uv downloads a managed Python when the system has none. Like uv's tool
+    environments, ``uvx`` hides the image's site-packages (``python3 -S``): a test importing a package
+    nobody asked for fails offline as it would online. ``uv venv`` and ``uv pip install`` work too (a
+    ``.pth`` file points the environment at the provisioned packages), for test.sh files that build a
+    virtual environment. A requested version that was not provisioned fails inside the sandbox, naming
+    what is provisioned: the test.sh then writes reward 0 and its output says why. We never substitute a
     different version for a pinned one.
+``python/``
+    The verifier's own CPython (Debian bookworm's 3.11), for images without python3: its binary, its
+    standard library (compiled, in ``lib/python311.zip``), the extension modules and every shared
+    library they need, glibc and its loader included, started through that loader (``bin/python3``
+    runs ``lib/ld.so --library-path lib``) so it runs on any base whatever its glibc. It is not on
+    test.sh's PATH: only the uv shims (and the curl shim's local fetcher) use it, so a test.sh that
+    calls ``python3`` itself still fails on an image without one, as it would in Harbor. Built once per
+    cache with ``mmdebstrap --variant=extract`` (needs Debian's archive once, like the base images);
+    if that fails, ``python-missing`` says why and the shims report it. It is ~21 MB, uploaded with
+    every offline verification on docker (~20 ms more than without it on podman); left out to keep
+    it so: ``ssl`` and OpenSSL (no network offline; ``hashlib`` keeps its built-in hashes), dbm's
+    Berkeley DB, nis, readline, ossaudiodev, crypt, CPython's own tests, IDLE, tkinter, lib2to3,
+    ensurepip and pydoc's topics.
 ``dists/<name>-<version>.whl`` and ``index.json``
     The provisioned pure-Python wheels, and an index of their versions, pinned dependencies and
     console scripts. A pure wheel is an importable zip (top-level packages and .dist-info at its
@@ -55,13 +71,15 @@ set by spaces or commas, e.g. ``"pytest==7.4.4;pytest==8.3.5 pytest-timeout==2.3
 used by default; an offline user points ``AUTOENVSCALING_WHEELHOUSE`` at a directory of wheels
 (``pip download`` them elsewhere) and nothing is fetched. If provisioning fails, the runtime is still
 uploaded with the shims and the failure is recorded in ``index.json``, so every uvx call reports it.
+Likewise a Python that could not be built is recorded in ``python-missing``.
 
 Limits: dependency markers are evaluated by pip for the host interpreter, so backports needed only on
 Python < 3.11 (exceptiongroup, tomli) are absent unless a set names them; the images we build run
 Python 3.11. Only pure-Python packages can be provisioned (the runtime must work in any image), and
 they are imported from their zip, so a package that reads its own data files through ``__file__``
-paths (rather than importlib.resources) would not find them. The uploaded runtime is about 1.8 MB
-(pygments is most of it); its bytes are cached in-process.
+paths (rather than importlib.resources) would not find them. The runtime's Python is 3.11 where uv
+would download the newest CPython, and has no ``ssl``. The uploaded runtime is about 23 MB, 21 MB of
+it the Python and 1.8 MB the packages (pygments is most of those); its bytes are cached in-process.
 """
 
 from __future__ import annotations
@@ -80,8 +98,9 @@ from importlib import metadata, resources
 from pathlib import Path
 
 from ..config import cache_dir as default_cache_dir
-from ..errors import AESError, MissingPrerequisite
-from ..sandbox.rootfs import file_lock
+from ..errors import AESError, BuildError, MissingPrerequisite
+from ..sandbox.rootfs import file_lock, mmdebstrap
+from .paths import VERIFIER_RUNTIME
 
 DEFAULT_PACKAGES: tuple[str, ...] = ("pytest==8.4.1", "pytest-json-ctrf==0.3.5")
 ENV_PACKAGES = "AUTOENVSCALING_VERIFIER_PACKAGES"
@@ -97,6 +116,17 @@ SHIMS: dict[str, tuple[str, ...]] = {
     "uv-install.sh": ("libexec/uv-install.sh",),
 }
 _EXECUTABLE_DIRS = ("bin/",)
+# The runtime's own Python (python/ in the runtime), for images without python3.
+PYTHON_SUITE = "bookworm"
+PYTHON_VERSION = "3.11"
+PYTHON_DEBS = ("python3.11-minimal", "libpython3.11-stdlib")
+PYTHON_LAYOUT = 1  # bump when what _assemble_python lays out changes
+PYTHON_MISSING = "python-missing"  # in the runtime when the Python could not be built: why
+# Extension modules left out: CPython's tests, and those whose libraries would dominate the upload.
+SKIPPED_EXTENSIONS = re.compile(r"^(_test\w*|_ctypes_test|_xxtestfuzz|_xxsubinterpreters|xxlimited\w*|_ssl|_hashlib|_dbm|"
+                                r"nis|readline|ossaudiodev|_crypt)\.")
+SKIPPED_STDLIB = frozenset({"test", "idlelib", "tkinter", "turtledemo", "lib2to3", "ensurepip", "pydoc_data",
+                            "site-packages", "dist-packages", "lib-dynload", "__pycache__"})
 _RUNTIME_CACHE: dict[tuple[object, ...], dict[str, tuple[bytes, bool]]] = {}
 
 
@@ -239,19 +269,30 @@ def _describe(wheel: Path, versions: dict[str, str]) -> tuple[dict[str, str], di
 
 
 def runtime_files(package_sets: list[tuple[str, ...]] | None = None, *,
-                  cache_dir: Path | None = None) -> dict[str, tuple[bytes, bool]]:
-    """The files of the runtime, relative to /opt/autoenvscaling-verifier: ``{path: (bytes, executable)}``.
+                  cache_dir: Path | None = None, python: bool = True) -> dict[str, tuple[bytes, bool]]:
+    """The files of the runtime, relative to its mount point: ``{path: (bytes, executable)}``.
 
-    Provisions the package sets on first use (seconds, once per cache) and keeps the bytes in this
-    process. Never raises for a provisioning failure: it is recorded in index.json for the shims to
-    report inside the sandbox, and warned about here.
+    Provisions the package sets and builds the runtime's Python on first use (seconds to a minute,
+    once per cache) and keeps the bytes in this process. Never raises for either failure: it is
+    recorded in the runtime (index.json, python-missing) for the shims to report inside the sandbox,
+    and warned about here. ``python=False`` leaves the Python out (tests of the shims alone).
     """
     sets = package_sets if package_sets is not None else configured_sets()
-    key = (str(verifier_cache(cache_dir)), os.environ.get(ENV_WHEELHOUSE), tuple(sets))
+    key = (str(verifier_cache(cache_dir)), os.environ.get(ENV_WHEELHOUSE), tuple(sets), python)
     cached = _RUNTIME_CACHE.get(key)
     if cached is not None:
         return cached
     files = shim_files()
+    files.update(_package_files(sets, cache_dir))
+    if python:
+        files.update(python_files(cache_dir))
+    _RUNTIME_CACHE[key] = files
+    return files
+
+
+def _package_files(sets: list[tuple[str, ...]], cache_dir: Path | None) -> dict[str, tuple[bytes, bool]]:
+    """The provisioned wheels of ``sets`` and the index.json that lists them (and what failed)."""
+    files: dict[str, tuple[bytes, bool]] = {}
     problems: list[str] = []
     index: dict[str, dict[str, dict[str, object]]] = {}
     root = verifier_cache(cache_dir)
@@ -260,7 +301,7 @@ def runtime_files(package_sets: list[tuple[str, ...]] | None = None, *,
             manifest = json.loads((provision(specs, cache_dir=cache_dir) / "manifest.json").read_text())
         except AESError as exc:
             problems.append(exc.message)
-            warnings.warn(f"autoenvscaling: offline verifier: {exc.message} ({exc.hint})", stacklevel=2)
+            warnings.warn(f"autoenvscaling: offline verifier: {exc.message} ({exc.hint})", stacklevel=3)
             continue
         for dist in manifest["dists"]:
             versions = index.setdefault(dist["name"], {})
@@ -269,8 +310,18 @@ def runtime_files(package_sets: list[tuple[str, ...]] | None = None, *,
             versions[dist["version"]] = {k: dist[k] for k in ("path", "deps", "scripts", "python")}
             files[dist["path"]] = ((root / dist["path"]).read_bytes(), False)
     files["index.json"] = (json.dumps({"dists": index, "problems": problems}, indent=1).encode(), False)
-    _RUNTIME_CACHE[key] = files
     return files
+
+
+def python_files(cache_dir: Path | None = None) -> dict[str, tuple[bytes, bool]]:
+    """The runtime's Python under ``python/``, or ``python-missing`` saying why it could not be built."""
+    try:
+        built = provided_python(cache_dir)
+    except AESError as exc:
+        warnings.warn(f"autoenvscaling: offline verifier: {exc.message} ({exc.hint})", stacklevel=3)
+        return {PYTHON_MISSING: (f"{exc.message} (hint: {exc.hint})\n".encode(), False)}
+    return {f"python/{path.relative_to(built).as_posix()}": (path.read_bytes(), bool(path.stat().st_mode & 0o100))
+            for path in sorted(built.rglob("*")) if path.is_file()}
 
 
 def shim_files() -> dict[str, tuple[bytes, bool]]:
@@ -287,3 +338,166 @@ def shim_files() -> dict[str, tuple[bytes, bool]]:
 def runtime_size(files: dict[str, tuple[bytes, bool]]) -> int:
     """Total bytes of a runtime (what each offline verification uploads)."""
     return sum(len(data) for data, _ in files.values())
+
+
+# -- the runtime's own Python ------------------------------------------------------------------------
+# uv runs tools on the system's python3 and, when there is none, downloads a managed CPython. The
+# offline runtime cannot download, so it carries one: Debian's CPython with its own glibc and loader.
+
+def python_key() -> str:
+    """Names one build of the runtime's Python (the recipe and the layout)."""
+    recipe = [PYTHON_SUITE, PYTHON_DEBS, PYTHON_LAYOUT, sorted(SKIPPED_STDLIB), SKIPPED_EXTENSIONS.pattern]
+    return hashlib.sha256(json.dumps(recipe).encode()).hexdigest()[:16]
+
+
+def provided_python(cache_dir: Path | None = None, *, build: bool = True) -> Path:
+    """The directory of the runtime's Python (bin/python3, lib/...), built on first use (~30 s:
+    mmdebstrap extracts the Debian packages, then it is assembled and checked) and cached under
+    ``<cache>/verifier/python-<key>``. Safe between parallel processes (locked, renamed into place
+    complete). Raises BuildError/MissingPrerequisite when it cannot be built, or with ``build=False``
+    when it is not built yet."""
+    root = verifier_cache(cache_dir)
+    target = root / f"python-{python_key()}"
+    if target.is_dir():
+        return target
+    if not build:
+        raise BuildError("the offline verifier's Python is not built yet",
+                         hint="it is built on the first offline verification (mmdebstrap, Debian's archive once)")
+    with file_lock(root / ".python.lock"):
+        if target.is_dir():
+            return target
+        work = root / f".tmp-python-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        try:
+            mmdebstrap(PYTHON_SUITE, work / "debs", packages=PYTHON_DEBS, variant="extract",
+                       what="the offline verifier's Python")
+            _assemble_python(work / "debs", work / "python")
+            (work / "python").rename(target)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    return target
+
+
+def _assemble_python(debs: Path, out: Path) -> None:
+    """Lay out the interpreter from the extracted packages: the binary, the loader and the shared
+    libraries the binary and the kept extension modules need, the wrapper scripts, then the standard
+    library compiled into lib/python311.zip. Checks the result runs."""
+    loader = _loader(debs)
+    binary = debs / "usr" / "bin" / f"python{PYTHON_VERSION}"
+    stdlib = debs / "usr" / "lib" / f"python{PYTHON_VERSION}"
+    extensions = [e for e in sorted((stdlib / "lib-dynload").glob("*.so"))
+                  if not SKIPPED_EXTENSIONS.match(e.name)]
+    lib = out / "lib"
+    dynload = lib / f"python{PYTHON_VERSION}" / "lib-dynload"
+    dynload.mkdir(parents=True)
+    (out / "bin").mkdir()
+    shutil.copyfile(binary, lib / f"c{binary.name}")  # lib/cpython3.11: run through the wrappers only
+    shutil.copyfile(loader, lib / "ld.so")
+    (lib / "ld.so").chmod(0o755)
+    for name, path in _shared_libraries(loader, debs, [binary, *extensions]).items():
+        shutil.copyfile(path, lib / name)
+    for extension in extensions:
+        shutil.copyfile(extension, dynload / extension.name)
+    for name in ("python3", "python", f"python{PYTHON_VERSION}"):
+        (out / "bin" / name).write_text(_WRAPPER.format(binary=f"c{binary.name}"))
+        (out / "bin" / name).chmod(0o755)
+    _zip_stdlib(stdlib, out)
+    _check_python(out)
+
+
+# The interpreter runs through its own loader and libraries (never the image's, whose glibc may be
+# older); --argv0 keeps sys.executable at this script, so sys.prefix (found from it), subprocesses of
+# sys.executable and virtual environments (whose bin/python links here) all work.
+_WRAPPER = """#!/bin/sh
+# The offline verifier's own Python (see autoenvscaling/runtime/offline.py), for images without python3.
+here=$(dirname "$(readlink -f "$0")")
+exec "$here/../lib/ld.so" --library-path "$here/../lib" --argv0 "$0" "$here/../lib/{binary}" "$@"
+"""
+
+
+def _loader(debs: Path) -> Path:
+    """glibc's dynamic loader among the extracted packages (ld-linux-<arch>.so.N)."""
+    for candidate in _library_dirs(debs, "ld-linux*.so.*"):
+        if candidate.is_file() and not candidate.is_symlink():
+            return candidate
+    raise BuildError(f"no glibc loader among the packages extracted in {debs}",
+                     hint=f"check that {PYTHON_DEBS[0]} exists in Debian {PYTHON_SUITE} for this architecture")
+
+
+def _library_dirs(debs: Path, name: str = "") -> list[Path]:
+    """The multiarch library directories of the extracted packages (or what ``name`` matches in them)."""
+    pattern = "*-linux-gnu*" + (f"/{name}" if name else "")
+    return sorted(debs.glob(f"lib/{pattern}")) + sorted(debs.glob(f"usr/lib/{pattern}"))
+
+
+def _shared_libraries(loader: Path, debs: Path, elves: list[Path]) -> dict[str, Path]:
+    """{soname: file} of every library the ``elves`` load, glibc's included, as the extracted
+    packages' own loader resolves them (``ld.so --list``). One found outside the packages (the
+    host's) or not at all is an error: the runtime would not run in an image without it."""
+    dirs = [str(d) for d in _library_dirs(debs)]
+    found: dict[str, Path] = {}
+    for elf in elves:
+        proc = subprocess.run([str(loader), "--library-path", ":".join(dirs), "--list", str(elf)],
+                              capture_output=True, text=True)
+        for line in proc.stdout.splitlines():
+            name, arrow, rest = line.strip().partition(" => ")
+            if not arrow or name.startswith("linux-vdso") or "ld-linux" in name:
+                continue
+            path = Path(rest.rsplit(" (", 1)[0])
+            if rest.startswith("not found") or not path.resolve().is_relative_to(debs.resolve()):
+                raise BuildError(f"{elf.name} needs {name}, which the extracted packages do not provide ({rest})",
+                                 hint="report it: the runtime's Python must not depend on the host's libraries")
+            found[name] = path.resolve()
+    return found
+
+
+def _zip_stdlib(stdlib: Path, out: Path) -> None:
+    """The pure-Python standard library, compiled by the interpreter itself (unchecked hash-based
+    .pyc beside each .py: nothing to write at run time on a read-only mount, ~1 s less per pytest
+    start than compiling), zipped into lib/python311.zip; lib/python3.X/os.py stays as the landmark
+    by which the interpreter finds its prefix."""
+    version = PYTHON_VERSION.replace(".", "")
+    staged = out / "lib" / f"python{PYTHON_VERSION}-stdlib"
+    for source in _stdlib_sources(stdlib):
+        target = staged / source.relative_to(stdlib)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+    zip_path = out / "lib" / f"python{version}.zip"
+    code = ("import compileall, py_compile, sys; sys.exit(not compileall.compile_dir(sys.argv[1], quiet=1, "
+            "legacy=True, ddir=sys.argv[2], invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH))")
+    _run_python(out, ["-S", "-c", code, str(staged), f"{VERIFIER_RUNTIME}/offline/python/lib/python{version}.zip"],
+                "compiling its standard library")
+    with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        for path in sorted(p for p in staged.rglob("*") if p.is_file()):
+            archive.write(path, path.relative_to(staged).as_posix())
+    shutil.copyfile(stdlib / "os.py", out / "lib" / f"python{PYTHON_VERSION}" / "os.py")
+    shutil.rmtree(staged)
+
+
+def _stdlib_sources(stdlib: Path) -> list[Path]:
+    """The standard library's .py files, without the packages in SKIPPED_STDLIB."""
+    sources = []
+    for path in sorted(stdlib.rglob("*.py")):
+        parts = path.relative_to(stdlib).parts
+        if not SKIPPED_STDLIB & set(parts[:-1]) and not parts[0].startswith("config-"):
+            sources.append(path)
+    return sources
+
+
+def _check_python(out: Path) -> None:
+    """The assembled interpreter starts with an empty environment, finds its prefix and imports what
+    verifiers use (raises BuildError naming what failed)."""
+    code = ("import sys, json, sqlite3, ctypes, decimal, zlib, bz2, lzma, hashlib, subprocess, unittest, asyncio, "
+            "urllib.request, http.server, os; assert sys.prefix == os.path.realpath(sys.argv[1]), sys.prefix; "
+            "print(sys.version.split()[0])")
+    _run_python(out, ["-S", "-c", code, str(out)], "starting it")
+
+
+def _run_python(out: Path, args: list[str], doing: str) -> str:
+    """Run the assembled interpreter with ``args`` and an empty environment; its stdout."""
+    proc = subprocess.run([str(out / "bin" / "python3"), *args], capture_output=True, text=True, env={},
+                          timeout=600)
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
+        raise BuildError(f"the offline verifier's Python failed {doing}: {tail[0]}",
+                         hint="report it with `autoenvscaling doctor --json`")
+    return proc.stdout

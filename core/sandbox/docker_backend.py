@@ -474,11 +474,14 @@ class DockerBackend(SandboxBackend):
         """Start a container from the base image with the default settings and observe it."""
         errors = docker_errors()
         mapping = resolve_base("debian")
-        base = mapping.base if mapping else "debian-bookworm"
+        preferred = f"{BASE_REPO}:{mapping.base if mapping else 'debian-bookworm'}"
         try:
-            image = self.client.api.inspect_image(f"{BASE_REPO}:{base}")["Id"]
-        except errors.ImageNotFound:
-            return
+            image = self.client.api.inspect_image(preferred)["Id"]
+        except errors.ImageNotFound:  # any of our bases will do (only Ubuntu tasks may have run here)
+            ours = self.client.api.images(name=BASE_REPO)
+            if not ours:
+                return
+            image = ours[0]["Id"]
         task = Task.create("protections-probe", {}, None, {})
         settings = self.container_settings(task, PreparedEnvironment(backend=self.name, ref=image))
         container_id = self.create_container(settings)

@@ -8,6 +8,14 @@ requested minor version where a Debian release ships it: bookworm 3.11, trixie 3
 Terminal-Bench base images. Every mapping that is not faithful says what it substituted (the
 ``note``); the gate evidence and the prepared environment carry it. Anything unknown is refused with
 a hint, or mapped by the user with AUTOENVSCALING_BASE_IMAGES.
+
+A stand-in holds what its image holds, no more: a task must not pass here only because our root has a
+tool the real image lacks. ``debian:bookworm``/``debian:trixie`` are ``mmdebstrap --variant=minbase``,
+the package set of the official images (no python3, ca-certificates or procps); the Ubuntu stand-ins
+add what ``ubuntu:22.04``/``ubuntu:24.04`` have beyond it (procps, sensible-utils), and the python
+stand-ins what ``python:*-slim`` installs (ca-certificates, netbase, tzdata, Python with pip). Package
+sets were checked against docker-library/repo-info's manifests of the official images. What a stand-in
+still adds or lacks is in ``KNOWN_IMAGES``' notes.
 """
 
 from __future__ import annotations
@@ -33,12 +41,21 @@ from ..errors import BuildError, BuildTimeout, MissingPrerequisite
 from .isolation import SANDBOX_GID, SANDBOX_UID, UID_RANGE, owner_alive, owner_tag
 
 MIRROR = os.environ.get("AUTOENVSCALING_DEBIAN_MIRROR", "http://deb.debian.org/debian")
-# Packages every base root has: python3 for verifiers (pytest), and what test.sh scripts assume.
-COMMON_PACKAGES = ("python3", "ca-certificates", "procps")
-PYTHON_PACKAGES = ("python3-pip", "python3-venv", "python-is-python3")
+# What the official images have beyond a Debian minbase root (docker-library/repo-info manifests).
+UBUNTU_PACKAGES = ("procps", "sensible-utils")  # ubuntu:22.04 and ubuntu:24.04 ship both
+PYTHON_IMAGE_PACKAGES = ("ca-certificates", "netbase", "tzdata")  # what python:*-slim installs besides Python
+PYTHON_PACKAGES = ("python3", "python3-pip", "python3-venv", "python-is-python3")
 TBENCH_PACKAGES = ("tmux", "asciinema")
 DEBIAN_PYTHON = {"bookworm": "3.11", "trixie": "3.13"}  # the python3 each release ships
 PYTHON_ENV = (("LANG", "C.UTF-8"),)
+# Left out of every root (as in the -slim images): documentation, manual pages, translations.
+PATH_EXCLUDES = ("/usr/share/doc/*", "/usr/share/man/*", "/usr/share/locale/*")
+# Merge /usr on bookworm the way debian:bookworm does (debootstrap's method, with the usr-is-merged
+# package). Without it, mmdebstrap installs usrmerge, which pulls in perl and its modules: the root would
+# have a full perl that debian:bookworm lacks (it has perl-base only). Trixie needs neither package.
+MERGED_USR_HOOK = Path("/usr/share/mmdebstrap/hooks/merged-usr")
+MERGED_USR_SUITES = frozenset({"bookworm"})
+BUILD_FORMAT = 2  # part of every recipe: bump when how roots are built changes (2: merged-usr hook)
 
 
 @dataclass(frozen=True)
@@ -54,30 +71,34 @@ class BaseSpec:
 
     def recipe(self) -> str:
         """A stable string naming everything that shapes the root (part of cache keys)."""
-        return json.dumps(asdict(self), sort_keys=True)
+        return json.dumps({**asdict(self), "build": BUILD_FORMAT}, sort_keys=True)
 
 
 def _python_base(suite: str, extra: tuple[str, ...] = (), prefix: str = "python") -> BaseSpec:
     version = DEBIAN_PYTHON[suite]
     return BaseSpec(name=f"{prefix}-{version}-{suite}", suite=suite,
-                    packages=COMMON_PACKAGES + PYTHON_PACKAGES + extra,
+                    packages=PYTHON_IMAGE_PACKAGES + PYTHON_PACKAGES + extra,
                     description=f"Debian {suite} with Python {version}, python and pip on PATH"
                                 + (f", {', '.join(extra)}" if extra else ""),
                     env=PYTHON_ENV + (("PYTHON_VERSION", version),), python_image=True)
 
 
 BASES: dict[str, BaseSpec] = {spec.name: spec for spec in (
-    BaseSpec("debian-bookworm", "bookworm", COMMON_PACKAGES, "Debian 12 (bookworm) minbase with python3"),
-    BaseSpec("debian-trixie", "trixie", COMMON_PACKAGES, "Debian 13 (trixie) minbase with python3"),
+    BaseSpec("debian-bookworm", "bookworm", (), "Debian 12 (bookworm) minbase: the debian:bookworm package set"),
+    BaseSpec("debian-trixie", "trixie", (), "Debian 13 (trixie) minbase: the debian:trixie package set"),
+    BaseSpec("ubuntu-on-bookworm", "bookworm", UBUNTU_PACKAGES,
+             "Debian bookworm minbase with what ubuntu:22.04 adds to it (procps, sensible-utils)"),
+    BaseSpec("ubuntu-on-trixie", "trixie", UBUNTU_PACKAGES,
+             "Debian trixie minbase with what ubuntu:24.04 adds to it (procps, sensible-utils)"),
     _python_base("bookworm"),
     _python_base("trixie"),
-    BaseSpec("tbench-trixie", "trixie", COMMON_PACKAGES + TBENCH_PACKAGES,
-             "Debian trixie with python3, tmux and asciinema (the Terminal-Bench image's tools)"),
+    BaseSpec("tbench-trixie", "trixie", UBUNTU_PACKAGES + TBENCH_PACKAGES,
+             "the ubuntu-on-trixie stand-in with tmux and asciinema (the Terminal-Bench image's tools)"),
     _python_base("trixie", TBENCH_PACKAGES, prefix="tbench-python"),
 )}
 # Kept for callers of the first version of this module.
 SUITE = "bookworm"
-BASE_PACKAGES = list(COMMON_PACKAGES)
+BASE_PACKAGES: list[str] = []
 
 
 @dataclass(frozen=True)
@@ -92,21 +113,33 @@ class BaseMapping:
         return f"{self.image} -> {self.base}" + (f" ({self.note})" if self.note else "")
 
 
-# The table users see (doctor, README): image pattern, local base, what differs.
+# The table users see (doctor, README): image pattern, local base, what differs from the real image.
+SLIM = "no /usr/share/doc, man or locale files (as in the -slim tags)"
 KNOWN_IMAGES: list[tuple[str, str, str]] = [
-    ("debian:bookworm, debian:12, *-slim", "debian-bookworm", "faithful (minbase plus python3, ca-certificates, procps)"),
-    ("debian:trixie, debian:13, debian:latest, debian:stable", "debian-trixie", "faithful (plus python3, ...)"),
+    ("debian:bookworm, debian:12, *-slim", "debian-bookworm",
+     f"faithful: minbase is the image's package set (no python3, ca-certificates, procps); {SLIM}"),
+    ("debian:trixie, debian:13, debian:latest, debian:stable", "debian-trixie",
+     f"faithful: minbase is the image's package set (no python3, ca-certificates, procps); {SLIM}"),
     ("debian:bullseye, debian:11, older", "debian-bookworm", "substituted: bookworm stands in"),
-    ("ubuntu:24.04, ubuntu:noble, ubuntu:latest", "debian-trixie",
-     "stand-in: Debian trixie (only Debian's archive is reachable; package names mostly agree)"),
-    ("ubuntu:22.04, ubuntu:jammy, ubuntu:20.04", "debian-bookworm", "stand-in: Debian bookworm"),
-    ("python:3.11-*", "python-3.11-bookworm", "faithful Python minor version; Debian's build of it"),
+    ("ubuntu:24.04, ubuntu:noble, ubuntu:latest", "ubuntu-on-trixie",
+     "stand-in: Debian trixie packages (only Debian's archive is reachable; names mostly agree) with procps and "
+     "sensible-utils as in the image; no python3 or ca-certificates, as in the image; lacks Ubuntu's "
+     "unminimize and libssl3t64"),
+    ("ubuntu:22.04, ubuntu:jammy, ubuntu:20.04", "ubuntu-on-bookworm",
+     "stand-in: Debian bookworm packages with procps and sensible-utils; no python3 or ca-certificates, as in "
+     "the image; adds tzdata (Debian bookworm's minbase has it, ubuntu:22.04 does not)"),
+    ("python:3.11-*", "python-3.11-bookworm",
+     "faithful Python minor version, Debian's build of it (in /usr, linked from /usr/local/bin); "
+     "ca-certificates, netbase, tzdata as in -slim; not the full tags' build tools"),
     ("python:3.13-*, python:3-*, python:latest", "python-3.13-trixie",
-     "faithful Python minor version; a -bookworm tag moves to trixie, which ships 3.13"),
+     "faithful Python minor version, Debian's build; a -bookworm tag moves to trixie, which ships 3.13"),
     ("python:3.12-* and other minors", "python-3.13-trixie or python-3.11-bookworm",
      "substituted: the nearest minor Debian ships (>= 3.12 -> 3.13, older -> 3.11)"),
-    ("ghcr.io/laude-institute/t-bench/ubuntu-24-04:*", "tbench-trixie", "stand-in: Debian trixie with tmux, asciinema"),
-    ("ghcr.io/laude-institute/t-bench/python-3-13:*", "tbench-python-3.13-trixie", "faithful Python 3.13, Debian trixie"),
+    ("ghcr.io/laude-institute/t-bench/ubuntu-24-04:*", "tbench-trixie",
+     "stand-in: the ubuntu:24.04 stand-in with tmux and asciinema; Debian's asciinema pulls in python3 "
+     "(whether the real image has python3 is not verified here)"),
+    ("ghcr.io/laude-institute/t-bench/python-3-13:*", "tbench-python-3.13-trixie",
+     "faithful Python 3.13, Debian trixie, with tmux and asciinema"),
     ("buildpack-deps:*", "debian-bookworm / debian-trixie", "substituted: without the preinstalled build tools"),
     ("autoenvscaling/base:NAME", "NAME", "our own bases by name"),
 ]
@@ -146,12 +179,16 @@ def _debian(tag: str, image: str) -> BaseMapping:
 
 
 def _ubuntu(tag: str, image: str) -> BaseMapping:
+    def stand_in(release: str, suite: str) -> BaseMapping:
+        note = (f"Ubuntu {release} stand-in: Debian {suite} plus procps and sensible-utils as in the image "
+                "(only Debian's archive is reachable)")
+        return BaseMapping(image, f"ubuntu-on-{suite}", note)
+
     if tag in ("", "latest") or tag.startswith(("24.04", "noble")):
-        release = "latest" if tag in ("", "latest") else "24.04"
-        return BaseMapping(image, "debian-trixie", f"Ubuntu {release} stand-in: Debian trixie (only Debian's archive is reachable)")
+        return stand_in("latest" if tag in ("", "latest") else "24.04", "trixie")
     if tag.startswith(("22.04", "jammy", "20.04", "focal", "18.04", "bionic")):
-        return BaseMapping(image, "debian-bookworm", f"Ubuntu {tag} stand-in: Debian bookworm (only Debian's archive is reachable)")
-    return BaseMapping(image, "debian-trixie", f"Ubuntu {tag} stand-in: Debian trixie (only Debian's archive is reachable)")
+        return stand_in(tag, "bookworm")
+    return stand_in(tag, "trixie")
 
 
 def _python(tag: str, image: str) -> BaseMapping:
@@ -257,21 +294,9 @@ def base_rootfs(base: str = "debian-bookworm", *, cache_dir: Path | None = None,
     with file_lock(root / f".{base}.lock"):
         if _is_current(marker, spec):
             return target
-        if shutil.which("mmdebstrap") is None:
-            raise MissingPrerequisite("mmdebstrap is not installed (needed to build the local base image)",
-                                      hint="apt-get install mmdebstrap")
         tmp = root / f".{base}.tmp-{os.getpid()}"
-        shutil.rmtree(tmp, ignore_errors=True)
-        cmd = ["mmdebstrap", "--variant=minbase", f"--include={','.join(spec.packages)}",
-               "--dpkgopt=path-exclude=/usr/share/doc/*", "--dpkgopt=path-exclude=/usr/share/man/*",
-               "--dpkgopt=path-exclude=/usr/share/locale/*", spec.suite, str(tmp), MIRROR]
         start = time.monotonic()
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            shutil.rmtree(tmp, ignore_errors=True)
-            tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-            raise BuildError(f"building base root filesystem {base} failed: {tail[0]}",
-                             hint=f"check that {MIRROR} is reachable, or set AUTOENVSCALING_DEBIAN_MIRROR")
+        cmd = mmdebstrap(spec.suite, tmp, packages=spec.packages, what=f"base root filesystem {base}")
         if spec.python_image:
             _as_python_image(tmp)
         shutil.rmtree(target, ignore_errors=True)
@@ -279,6 +304,29 @@ def base_rootfs(base: str = "debian-bookworm", *, cache_dir: Path | None = None,
         marker.write_text(json.dumps({"recipe": spec.recipe(), "seconds": round(time.monotonic() - start, 1),
                                       "command": cmd, "built": time.time()}))
     return target
+
+
+def mmdebstrap(suite: str, target: Path, *, packages: tuple[str, ...] = (), variant: str = "minbase",
+               what: str = "a root filesystem") -> list[str]:
+    """Build ``target`` from Debian's archive with mmdebstrap (documentation, manual pages and
+    translations left out) and return the command that did it. A failure leaves no ``target`` and
+    raises a one-line BuildError naming the archive; no mmdebstrap is a MissingPrerequisite."""
+    if shutil.which("mmdebstrap") is None:
+        raise MissingPrerequisite(f"mmdebstrap is not installed (needed to build {what})",
+                                  hint="apt-get install mmdebstrap")
+    shutil.rmtree(target, ignore_errors=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    merge = variant != "extract" and suite in MERGED_USR_SUITES and MERGED_USR_HOOK.is_dir()
+    hooks = [f"--hook-dir={MERGED_USR_HOOK}"] if merge else []
+    cmd = ["mmdebstrap", f"--variant={variant}", *([f"--include={','.join(packages)}"] if packages else []), *hooks,
+           *(f"--dpkgopt=path-exclude={p}" for p in PATH_EXCLUDES), suite, str(target), MIRROR]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        shutil.rmtree(target, ignore_errors=True)
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise BuildError(f"building {what} failed: {tail[0]}",
+                         hint=f"check that {MIRROR} is reachable, or set AUTOENVSCALING_DEBIAN_MIRROR")
+    return cmd
 
 
 def _as_python_image(root: Path) -> None:

@@ -4,24 +4,32 @@ Reads one task directory, a folder of them (task folders at depth one or two, so
 and a suite's own ``tasks/`` are found), or a Harbor dataset: a folder with dataset.toml, whose
 ``[[tasks]]`` entries say which tasks belong to it and pin their digests. A listed task whose files
 no longer match its digest is an error naming the task; folders not listed are not part of the
-dataset and are ignored. Writes a Harbor dataset: one folder per task plus dataset.toml, the layout
-``harbor run -p DIR`` consumes, built in a temporary folder and renamed into place when complete.
+dataset and are ignored. A pin may be Harbor's content hash (``harbor_digest``: what Harbor and our
+exports pin) or our ``Task.digest()`` (a suite's own dataset.toml, and exports made before).
+
+Writes a Harbor dataset that Harbor 0.26 loads (``harbor sync``, ``harbor dataset add``,
+``harbor publish``; ``harbor run -p DIR`` runs its task folders): one folder per task plus
+dataset.toml in Harbor's schema, every task and the dataset named ``org/name`` and pinned by Harbor's
+content hash. It is built in a temporary folder and renamed into place when complete.
 """
 
 from __future__ import annotations
 
+import fnmatch
+import hashlib
 import os
 import shutil
 import tomllib
 import uuid
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Mapping
 
 from ..errors import TaskFormatError, UsageError
-from ..tasks import Task, is_task_dir, read_task, write_task
+from ..tasks import Task, is_task_dir, read_task, render_config, write_task
+from ..tasks.naming import qualified_name, task_org
 from .formats import TaskFormat
 from .layout import dir_name, fsync_dir, placed, unique
-from .manifest import MANIFEST, Manifest, ManifestEntry, read_manifest
+from .manifest import MANIFEST, Manifest, ManifestEntry, harbor_name_ok, read_manifest
 
 
 class HarborFormat(TaskFormat):
@@ -30,10 +38,14 @@ class HarborFormat(TaskFormat):
     name = "harbor"
     description = "Harbor task directories, folders of them, and Harbor datasets with dataset.toml"
 
-    def __init__(self, dataset_name: str | None = None, dataset_description: str = "") -> None:
-        # Used when writing dataset.toml; the output folder's name when not given.
+    def __init__(self, dataset_name: str | None = None, dataset_description: str = "", *,
+                 org: str | None = None) -> None:
+        # Used when writing dataset.toml; the output folder's name when not given. Harbor wants it as
+        # org/name: a bare name is put under ``org``, else the tasks' one org, else ``task_org()``.
         self.dataset_name = dataset_name
         self.dataset_description = dataset_description
+        # Tasks named without an org are exported as ``org/<name>``; without ``org`` they are an error.
+        self.org = org
 
     def detect(self, path: Path) -> bool:
         path = Path(path)
@@ -102,15 +114,15 @@ class HarborFormat(TaskFormat):
                 task = read_task(folder)
             except TaskFormatError as exc:
                 return exc
-            digest = task.digest()
-            if entry.digest is None or digest == entry.digest:
+            other = None if entry.digest is None else _unlike(entry.digest, folder, task)
+            if other is None:
                 used.add(folder)
                 return task
-            seen.append(digest)
+            seen.append(other)
         return TaskFormatError(
             f"{entry.name}: digest mismatch: dataset.toml pins {entry.digest}, its files give {seen[0]}",
-            hint="the task changed after the dataset was written, or another tool hashed it differently: "
-                 "restore it, re-export the dataset, or import the task directories themselves")
+            hint="the task changed after the dataset was written: restore it, re-export the dataset, "
+                 "run `harbor sync` on it to pin the files as they are, or import the task directories themselves")
 
     def write(self, tasks: Iterable[Task], dest: Path) -> Path:
         """Write a Harbor dataset at ``dest`` (which must not exist, or be empty)."""
@@ -124,12 +136,15 @@ class HarborFormat(TaskFormat):
             entries: list[ManifestEntry] = []
             folders: set[str] = set()
             for task in tasks:
+                task = self._harbor_named(task, {e.name for e in entries})
                 folder = unique(dir_name(task.name), folders)
                 folders.add(folder)
                 stored = placed(task, folder)
                 write_task(stored, tmp / folder)
-                entries.append(ManifestEntry(name=stored.name, digest=stored.digest()))
-            manifest = Manifest(name=self.dataset_name or dest.name, description=self.dataset_description, tasks=entries)
+                entries.append(ManifestEntry(name=stored.name, digest=harbor_digest(stored)))
+            manifest = Manifest(name=self._dataset_name(dest, entries), description=self.dataset_description,
+                                tasks=entries)
+            manifest.check_harbor()
             with open(tmp / MANIFEST, "w", encoding="utf-8") as fh:
                 fh.write(manifest.render())
                 fh.flush()
@@ -143,6 +158,139 @@ class HarborFormat(TaskFormat):
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         return dest
+
+    def _harbor_named(self, task: Task, taken: set[str]) -> Task:
+        """``task`` under the org/name Harbor's dataset.toml needs: its own name, or with ``self.org``
+        put in front of a bare one. A name that stays invalid, or that two tasks end up with, is an error."""
+        name = task.name
+        if not harbor_name_ok(name) and self.org is not None:
+            name = qualified_name(name, org=self.org)
+        if not harbor_name_ok(name):
+            raise TaskFormatError(f"{task.name}: Harbor's dataset.toml lists tasks as org/name",
+                                  hint="pass --org ORG to export it as ORG/<name>, "
+                                       "or give the task an org/name [task] name")
+        if name in taken:
+            raise TaskFormatError(f"{task.name}: another exported task is already named {name}",
+                                  hint="rename one of them, or export them with different --org values")
+        return task if name == task.name else task.renamed(name)
+
+    def _dataset_name(self, dest: Path, entries: list[ManifestEntry]) -> str:
+        """The dataset's org/name: as given when it has an org, else put under ``self.org``, the one org
+        all tasks share, or ``task_org()``."""
+        name = self.dataset_name or dest.name
+        if harbor_name_ok(name):
+            return name
+        orgs = {e.name.split("/", 1)[0] for e in entries}
+        return qualified_name(name, org=self.org or (orgs.pop() if len(orgs) == 1 else task_org()))
+
+
+# -- Harbor's task digest -----------------------------------------------------------------------------
+# Harbor 0.26 pins a task by a content hash (harbor/publisher/packager.py, Packager): of task.toml,
+# instruction.md, README.md and trajectory.json at the top and every file under environment/, tests/,
+# solution/ and steps/, less ignored files, in order of their POSIX path: sha256 over the lines
+# "<path>\0<sha256 hex of the file>\n", written "sha256:<hex>". It differs from Task.digest(), which
+# covers every file with its executable bit, so both exist.
+_HARBOR_TOP = ("task.toml", "instruction.md", "README.md", "trajectory.json")
+_HARBOR_TREES = ("environment", "tests", "solution", "steps")
+# Harbor's ignores when the task has no .gitignore: these match any part of a path ...
+_HARBOR_IGNORED = ("*.pyc", ".DS_Store", "*.swp", "*.swo", "*~")
+# ... and this one only a folder on the way to the file.
+_HARBOR_IGNORED_DIR = "__pycache__"
+_HARBORIGNORE = ".harborignore"
+# Where Harbor applies .harborignore rules (also steps/<step>/tests/ and steps/<step>/solution/).
+_HARBOR_SCOPED = ("tests", "solution")
+
+
+def harbor_digest(task: Task) -> str:
+    """Harbor's digest ("sha256:<hex>") of ``task`` written as a directory by ``write_task``: what
+    Harbor computes for that folder, so Harbor verifies the pins of a dataset we export."""
+    contents: dict[str, bytes] = {"task.toml": render_config(task).encode()}
+    if task.instruction is not None:
+        contents["instruction.md"] = task.instruction.encode()
+    contents.update((path, f.data) for path, f in task.files.items())
+    return _harbor_hash(task.name, {path: (lambda data=data: data) for path, data in contents.items()})
+
+
+def harbor_dir_digest(folder: Path) -> str:
+    """Harbor's digest of the task directory ``folder`` as it is on disk (files a task never holds,
+    such as links, included as Harbor includes them), for checking the pins of a dataset."""
+    folder = Path(folder)
+    files: dict[str, Callable[[], bytes]] = {}
+    for name in _HARBOR_TOP:
+        if (folder / name).is_file():
+            files[name] = (folder / name).read_bytes
+    for tree in _HARBOR_TREES:
+        for dirpath, _dirnames, filenames in os.walk(folder / tree):  # like Harbor: no linked folders
+            for name in filenames:
+                path = Path(dirpath) / name
+                if path.is_file():
+                    files[path.relative_to(folder).as_posix()] = path.read_bytes
+    if (folder / ".gitignore").is_file():
+        files[".gitignore"] = (folder / ".gitignore").read_bytes
+    return _harbor_hash(folder.name, files)
+
+
+def _harbor_hash(where: str, files: Mapping[str, Callable[[], bytes]]) -> str:
+    """Harbor's content hash over ``files`` (task-relative POSIX path -> its bytes, read on demand)."""
+    defaults = _default_ignores_apply(where, files)
+    outer = hashlib.sha256()
+    for path in sorted(p for p in files if _harbor_hashes(p, defaults)):
+        outer.update(f"{path}\0{hashlib.sha256(files[path]()).hexdigest()}\n".encode())
+    return "sha256:" + outer.hexdigest()
+
+
+def _harbor_hashes(path: str, defaults: bool) -> bool:
+    """Whether Harbor's digest covers the task file at ``path``; ``defaults``: Harbor's default ignores apply."""
+    parts = path.split("/")
+    if len(parts) == 1:
+        selected = path in _HARBOR_TOP
+    else:
+        selected = parts[0] in _HARBOR_TREES and _HARBORIGNORE not in parts
+    ignored = defaults and (_HARBOR_IGNORED_DIR in parts[:-1] or any(
+        fnmatch.fnmatchcase(part, pattern) for part in parts for pattern in _HARBOR_IGNORED))
+    return selected and not ignored
+
+
+def _default_ignores_apply(where: str, files: Mapping[str, Callable[[], bytes]]) -> bool:
+    """Whether Harbor's default ignores apply (the task has no .gitignore; an empty one turns them off).
+    Tasks whose own ignore rules would change the digest are refused: a top-level .gitignore with rules,
+    or a .harborignore with rules under tests/ or solution/. Harbor applies them with gitignore matching,
+    which we do not reproduce, and a wrong digest is worse than none."""
+    for path, read in files.items():
+        parts = path.split("/")
+        scoped = parts[0] in _HARBOR_SCOPED or (parts[0] == "steps" and len(parts) > 3 and parts[2] in _HARBOR_SCOPED)
+        if _HARBORIGNORE in parts[:-1] and scoped:
+            raise TaskFormatError(f"{where}/{path}: inside a folder named {_HARBORIGNORE}, which Harbor refuses",
+                                  hint=f"rename the folder: {_HARBORIGNORE} must be a file of ignore rules")
+        if parts[-1] == _HARBORIGNORE and scoped and _has_rules(read()):
+            raise TaskFormatError(f"{where}/{path}: .harborignore rules change Harbor's digest of the task",
+                                  hint="delete the files it excludes and empty the .harborignore")
+    if ".gitignore" not in files:
+        return True
+    if _has_rules(files[".gitignore"]()):
+        raise TaskFormatError(f"{where}: has a .gitignore, whose rules change Harbor's digest of the task",
+                              hint="delete the task's .gitignore (Harbor then ignores only editor and cache files)")
+    return False
+
+
+def _has_rules(data: bytes) -> bool:
+    """Whether gitignore-style text has a pattern (a line neither blank nor a # comment)."""
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    return any(line.strip() and not line.startswith("#") for line in lines)
+
+
+def _unlike(pin: str, folder: Path, task: Task) -> str | None:
+    """None when ``pin`` is a digest ``folder`` may be pinned with: Harbor's (what Harbor and our exports
+    pin) or ``Task.digest()`` (a suite's own dataset.toml, older exports). Else the digest to report
+    (Harbor's, when it can be computed)."""
+    try:
+        harbor: str | None = harbor_dir_digest(folder)
+    except TaskFormatError:
+        harbor = None  # its own ignore rules: ours may still be the pin
+    if pin == harbor:
+        return None
+    own = task.digest()
+    return None if pin == own else harbor or own
 
 
 def task_folders(path: Path) -> list[Path]:

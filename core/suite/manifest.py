@@ -1,7 +1,17 @@
 """Harbor's dataset.toml: a dataset's name and description and one ``[[tasks]]`` entry per task with
-its name and content digest ("sha256:<hex>", from ``Task.digest()``).
+its name and a content digest ("sha256:<hex>").
 
-Harbor's manifest also has a top-level ``schema_version``; we write "1.0" and accept files without it.
+Harbor 0.26's schema (``harbor.models.dataset.manifest.DatasetManifest``): an optional top-level
+``schema_version`` ("1.0"); ``[dataset]`` with ``name`` (required, ``org/name``), optional ``version``,
+``description``, ``authors`` and ``keywords``; ``[[tasks]]`` entries with ``name`` (``org/name``) and
+``digest`` (both required); optional ``[[files]]`` (``path`` + ``digest``) and ``[metadata]``. Harbor
+matches an entry to the task folder whose task.toml has that ``[task] name`` and pins Harbor's own
+content hash of the folder (``harbor_digest`` in harbor_format.py).
+
+Two writers use this file. ``suite export --format harbor`` writes Harbor's form and checks it with
+``check_harbor`` first. A suite's own dataset.toml (store.py) pins ``Task.digest()`` and may name
+tasks without an org; it and exports made before we pinned Harbor's digest are still read (the
+reader accepts either digest). Both read the same: unknown tables and keys are ignored.
 Rendering is done by hand (not tomlkit) because a suite rewrites this file after every admission:
 it must stay cheap for tens of thousands of entries.
 """
@@ -16,6 +26,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import TaskFormatError
+from ..tasks.naming import is_harbor_name
 
 MANIFEST = "dataset.toml"
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
@@ -43,6 +54,25 @@ class Manifest(BaseModel):
             if entry.digest is not None:
                 lines.append(f"digest = {_toml_str(entry.digest)}")
         return "\n".join(lines) + "\n"
+
+    def check_harbor(self) -> None:
+        """Raise TaskFormatError unless Harbor would load this manifest: the dataset and every task
+        named ``org/name`` (no ``..``), and every task pinned by a well-formed digest."""
+        if not harbor_name_ok(self.name):
+            raise TaskFormatError(f"dataset name {self.name!r} is not org/name, which Harbor's dataset.toml requires",
+                                  hint="name the dataset ORG/NAME (suite export: pass --org ORG)")
+        for entry in self.tasks:
+            if not harbor_name_ok(entry.name):
+                raise TaskFormatError(f"{entry.name}: Harbor's dataset.toml lists tasks as org/name",
+                                      hint="pass --org ORG to export it as ORG/<name>, or name the task org/name")
+            if entry.digest is None or not _DIGEST.match(entry.digest):
+                raise TaskFormatError(f"{entry.name}: no digest, which Harbor's dataset.toml requires",
+                                      hint='pin every task with digest = "sha256:<64 hex digits>"')
+
+
+def harbor_name_ok(name: str) -> bool:
+    """Whether Harbor accepts ``name`` as a dataset or task name in dataset.toml (org/name, no "..")."""
+    return is_harbor_name(name) and ".." not in name
 
 
 def read_manifest(path: Path) -> Manifest:

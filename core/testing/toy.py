@@ -14,7 +14,7 @@ import random
 from ..domains.base import DIFFICULTIES, Domain, Family
 from ..errors import UsageError
 from ..plugins.hookspecs import hookimpl
-from ..tasks import PROVENANCE_KEY, Task
+from ..tasks import PROVENANCE_KEY, Task, qualified_name
 
 _WORDS = ("amber", "basil", "cedar", "delta", "ember", "fjord", "garnet", "harbor", "indigo", "juniper",
           "kelp", "lumen", "maple", "nectar", "onyx", "pollen", "quartz", "raven", "sable", "tundra")
@@ -58,7 +58,7 @@ class ToyDomain(Domain):
         else:
             known = ", ".join(f.name for f in self.families())
             raise UsageError(f"the toy domain has no family {family!r}", hint=f"known families: {known}")
-        name = f"toy-{family}-{difficulty}-s{seed}"
+        name = qualified_name(f"toy-{family}-{difficulty}-s{seed}")
         config = {
             "version": "1.0",
             "task": {"name": name, "description": f"toy {family} task ({difficulty})", "keywords": ["toy", family]},

@@ -49,4 +49,4 @@ def test_bad_task_toml_is_malformed_and_missing_name_falls_back() -> None:
         parse_task(broken, fallback_name="x")
     assert "malformed TOML" in info.value.message
     unnamed = rendered.replace(f'name = "{task.name}"', "", 1)
-    assert parse_task(unnamed, fallback_name="toy-fallback-7").name == "toy-fallback-7"
+    assert parse_task(unnamed, fallback_name="toy-fallback-7").name == "autoenvscaling/toy-fallback-7"

@@ -15,7 +15,7 @@ from autoenvscaling.cli.seeds import parse_seeds
 from autoenvscaling.domains.base import LevelledDomain
 from autoenvscaling.domains.kit import package_kit, write_examples
 from autoenvscaling.errors import UsageError
-from autoenvscaling.tasks import Task, read_task
+from autoenvscaling.tasks import Task, read_task, short_name
 from autoenvscaling.testing import ToyDomain
 
 LABELS = {1: "easy", 2: "medium", 3: "hard"}
@@ -95,4 +95,4 @@ def test_kits_are_read_from_package_data_and_examples_rewritten(tmp_path, monkey
     sys.modules.pop("toy_kit_pkg", None)
     kit = package_kit("toy_kit_pkg")
     assert kit.guide == "how to write toy tasks\n" and kit.contract == "what admission needs\n"
-    assert [p.name for p in kit.examples] == [task.name] and read_task(kit.examples[0]).digest() == task.digest()
+    assert [p.name for p in kit.examples] == [short_name(task.name)] and read_task(kit.examples[0]).digest() == task.digest()

@@ -47,9 +47,9 @@ def test_an_optional_import_plant_runs_only_when_the_task_declares_the_module(ho
     name), and scores 0 under the outputs view and under the protected view (no outputs declared)."""
     task = read_task(TASK)
     verifier = task.config.verifier
-    protected = task.with_config(task.config.model_copy(update={"verifier": verifier.model_copy(update={"outputs": []})}))
+    protected = task.with_config(task.config.model_copy(update={"verifier": verifier.model_copy(update={"outputs": [], "environment_mode": None})}))
     declared = protected.with_config(protected.config.model_copy(
-        update={"verifier": verifier.model_copy(update={"outputs": [], "imports": ["simplejson"]})}))
+        update={"verifier": verifier.model_copy(update={"outputs": [], "environment_mode": None, "imports": ["simplejson"]})}))
     runner = TrialRunner(bwrap, host=host)
     cheat = _cheat(host, "plant-optional-imports")
 
@@ -68,7 +68,7 @@ def test_the_outputs_view_hides_everything_but_the_outputs(host, bwrap):
         "ok = open('/app/input.txt').read().count('ERROR') == 3 and open('/app/count.txt').read().strip() == '3'\n"
         "open('/logs/verifier/reward.txt', 'w').write('1' if ok else '0')\n")})
     protected = task.with_config(task.config.model_copy(
-        update={"verifier": task.config.verifier.model_copy(update={"outputs": []})}))
+        update={"verifier": task.config.verifier.model_copy(update={"outputs": [], "environment_mode": None})}))
     from autoenvscaling.testing.agents import ScriptedAgent
 
     # Solves the task, then breaks the input the verifier also reads.
@@ -94,7 +94,7 @@ def test_a_package_the_tests_import_stays_visible_with_its_dependencies(host, bw
              "write_reward('/logs/verifier/reward.json', 1 if unitmath.answer() == 3 else 0)\n")
     task = read_task(TASK).with_files({"tests/check.py": check})
     task = task.with_config(task.config.model_copy(
-        update={"verifier": task.config.verifier.model_copy(update={"outputs": []})}))
+        update={"verifier": task.config.verifier.model_copy(update={"outputs": [], "environment_mode": None})}))
 
     def install(three: int) -> list[str]:
         lines = []

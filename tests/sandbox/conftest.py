@@ -10,7 +10,9 @@ import pytest
 from autoenvscaling.sandbox.base import PreparedEnvironment, SandboxPolicy
 from autoenvscaling.tasks import Task
 
-BASIC_DOCKERFILE = "FROM ubuntu:24.04\nWORKDIR /app\n"
+# The probes run python3, which ubuntu:24.04 lacks (as our stand-in does): installed as a real task would.
+BASIC_DOCKERFILE = ("FROM ubuntu:24.04\nRUN apt-get update && apt-get install -y --no-install-recommends python3 "
+                    "&& rm -rf /var/lib/apt/lists/*\nWORKDIR /app\n")
 # Small limits so that the resource attacks hit them quickly.
 TIGHT = SandboxPolicy(memory_mb=192, storage_mb=48, pids=96)
 

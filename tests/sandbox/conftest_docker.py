@@ -23,7 +23,9 @@ from autoenvscaling.tasks import Task, read_task
 __all__ = ["docker_engine", "docker_backend", "docker_basic_task", "docker_basic_env", "in_docker",
            "docker_fixture_env"]  # the fixtures
 
-BASIC_DOCKERFILE = "FROM ubuntu:24.04\nWORKDIR /app\nENV GREETING=hello\n"
+# The probes run python3, which ubuntu:24.04 lacks (as our stand-in does): installed as a real task would.
+BASIC_DOCKERFILE = ("FROM ubuntu:24.04\nRUN apt-get update && apt-get install -y --no-install-recommends python3 "
+                    "&& rm -rf /var/lib/apt/lists/*\nWORKDIR /app\nENV GREETING=hello\n")
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "harbor"  # compose-* and docker-* tasks
 # Small limits so that the resource tests hit them quickly.
 TIGHT = SandboxPolicy(memory_mb=192, storage_mb=64, pids=96)

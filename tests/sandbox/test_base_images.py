@@ -11,10 +11,10 @@ CASES = [
     ("debian:12-slim", "debian-bookworm", ""),
     ("docker.io/library/debian:trixie", "debian-trixie", ""),
     ("debian:bullseye", "debian-bookworm", "bullseye"),
-    ("ubuntu:24.04", "debian-trixie", "Ubuntu 24.04"),
-    ("ubuntu:22.04", "debian-bookworm", "Ubuntu 22.04"),
-    ("ubuntu:noble-20240801", "debian-trixie", "Ubuntu 24.04"),
-    ("ubuntu:latest", "debian-trixie", "Ubuntu latest"),
+    ("ubuntu:24.04", "ubuntu-on-trixie", "Ubuntu 24.04"),
+    ("ubuntu:22.04", "ubuntu-on-bookworm", "Ubuntu 22.04"),
+    ("ubuntu:noble-20240801", "ubuntu-on-trixie", "Ubuntu 24.04"),
+    ("ubuntu:latest", "ubuntu-on-trixie", "Ubuntu latest"),
     ("python:3.11-slim-bookworm", "python-3.11-bookworm", ""),
     ("python:3.13-slim", "python-3.13-trixie", ""),
     ("python:3.13-slim-bookworm", "python-3.13-trixie", "trixie stands in to keep Python 3.13"),
@@ -59,3 +59,18 @@ def test_every_table_row_names_real_bases():
     names = set(BASES)
     for _pattern, base, _what in KNOWN_IMAGES:
         assert {b.strip() for b in base.replace(" or ", "/").split("/")} & (names | {"NAME"}), base
+
+
+def test_stand_ins_add_only_what_their_images_have():
+    """debian:* is minbase itself (no python3, ca-certificates, procps: the official images have none);
+    the Ubuntu stand-ins add procps and sensible-utils (ubuntu:22.04/24.04 ship them), the python ones
+    what python:*-slim installs. None adds python3 where the image has none."""
+    assert BASES["debian-bookworm"].packages == () and BASES["debian-trixie"].packages == ()
+    for name in ("ubuntu-on-bookworm", "ubuntu-on-trixie"):
+        assert BASES[name].packages == ("procps", "sensible-utils")
+    for name, spec in BASES.items():
+        if not spec.python_image and not name.startswith("tbench"):
+            assert not {"python3", "ca-certificates"} & set(spec.packages), name
+    assert {"ca-certificates", "netbase", "tzdata", "python3"} <= set(BASES["python-3.11-bookworm"].packages)
+    for images, base, note in KNOWN_IMAGES:  # every table row says what it adds or lacks, or that it is faithful
+        assert note, images

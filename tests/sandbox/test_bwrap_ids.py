@@ -68,7 +68,7 @@ def test_ids_beyond_the_range_are_a_sandbox_limit(backend):
 def test_build_steps_reach_the_registries_without_baking_in_the_ca(backend):
     if host_ca_bundle() is None:
         pytest.skip("this host has no CA bundle to share")
-    dockerfile = ("FROM debian:bookworm\n"
+    dockerfile = ("FROM python:3.11-slim-bookworm\n"  # python3 and the CA store, as in the real image
                   f'RUN test "$SSL_CERT_FILE" = {CA_TARGET} && test -s "$PIP_CERT" && '
                   "python3 -c \"import urllib.request; urllib.request.urlopen('https://pypi.org/simple/six/', timeout=60)\" "
                   "&& echo reached > /reached\n")
@@ -105,7 +105,7 @@ def test_a_failed_layer_is_built_once_per_batch(bwrap_cls, tmp_path):
     assert took < 0.5
 
 
-ENTRY = "FROM debian:bookworm\nCOPY start.sh /start.sh\nENTRYPOINT [\"/start.sh\"]\n"
+ENTRY = "FROM python:3.11-slim-bookworm\nCOPY start.sh /start.sh\nENTRYPOINT [\"/start.sh\"]\n"  # python3 serves
 
 
 def test_entrypoint_service_survives_commands_and_timeouts_but_not_the_attempt(backend):
@@ -157,7 +157,7 @@ def test_attempts_do_not_share_a_network(backend):
              "h.SimpleHTTPRequestHandler).serve_forever()' >/dev/null 2>&1 &\nexec \"$@\"\n")
     served = make_task(ENTRY, files={"environment/start.sh": TaskFile(data=start.encode(), executable=True)},
                        name="net-a")
-    plain = make_task("FROM debian:bookworm\n", name="net-b")
+    plain = make_task("FROM python:3.11-slim-bookworm\n", name="net-b")
     probe = ("python3 -c \"import socket; s=socket.socket(); s.settimeout(2); "
              "print('open' if s.connect_ex(('127.0.0.1', 8080)) == 0 else 'closed')\"")
 

@@ -280,9 +280,11 @@ def test_protections_report_what_the_engine_applied(in_docker, docker_backend):
         assert found[name].active, found[name]
     # The storage cap is claimed only when the engine accepted storage_opt (podman needs xfs+pquota).
     assert found["storage cap"].active is bool(docker_backend._storage_opt)
-    # A fresh backend (what `doctor` sees) observes a probe container of its own.
+    # A fresh backend (what `doctor` sees) observes a probe container of its own, started from the
+    # plain Debian base (ubuntu:24.04, this module's image, has a base of its own): put it on the engine.
     from autoenvscaling.sandbox.docker_backend import DockerBackend
 
+    asyncio.run(docker_backend.prepare(docker_task("FROM debian:trixie\n", name="docker-probe-base")))
     fresh = DockerBackend(policy=SandboxPolicy(pids=77))
     seen = {p.name: p for p in fresh.protections()}
     asyncio.run(fresh.aclose())
@@ -429,7 +431,7 @@ def test_base_mapping_and_recipe_stamp(docker_backend, docker_basic_env):
     from autoenvscaling.sandbox.rootfs import BASES
 
     mapping = docker_basic_env.details["base_mapping"]
-    assert mapping["image"] == "ubuntu:24.04" and mapping["base"] == "debian-trixie"
+    assert mapping["image"] == "ubuntu:24.04" and mapping["base"] == "ubuntu-on-trixie"
     assert "stand-in" in mapping["note"]  # not faithful, and says so
     assert docker_basic_env.details["base_mappings"] == [mapping]
     labels = docker_backend.client.api.inspect_image(f"autoenvscaling/base:{mapping['base']}")["Config"]["Labels"]

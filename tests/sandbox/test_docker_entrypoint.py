@@ -110,7 +110,7 @@ def test_an_entrypoint_that_ignores_its_arguments_is_accepted_after_the_ready_ti
 
     backend = DockerBackend(policy=SandboxPolicy(memory_mb=192, pids=96))
     backend.ready_timeout = 1.5
-    task = docker_task('FROM debian:bookworm\nWORKDIR /srv\nRUN echo served > index.html\n'
+    task = docker_task('FROM python:3.11-slim-bookworm\nWORKDIR /srv\nRUN echo served > index.html\n'
                        'ENTRYPOINT ["/bin/sh", "-c", "exec python3 -m http.server 8000"]\n', name="docker-entrypoint-server")
 
     async def go():

@@ -55,7 +55,7 @@ def test_plan_resolves_args_env_workdir_and_context():
                "environment/a.txt": "a", "environment/b.txt": "b", "environment/secret.key": "k",
                "environment/.dockerignore": "*.key\n"})
     plan = plan_build(task)
-    assert (plan.image, plan.base) == ("ubuntu:24.04", "debian-trixie")
+    assert (plan.image, plan.base) == ("ubuntu:24.04", "ubuntu-on-trixie")
     assert plan.env == {"APP": "/opt/app", "NAME": "my app", "PATH": f"/opt/app/bin:{DEFAULT_PATH}"}
     assert plan.workdir == "/opt/app/sub" and plan.user == "1.2"
     assert plan.metadata["labels"] == {"a": "b"} and plan.metadata["exposed"] == ["80/tcp"]

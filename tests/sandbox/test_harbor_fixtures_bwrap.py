@@ -15,7 +15,7 @@ from autoenvscaling.gates.validate import Validator, validate_many
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "harbor"
 # fixture -> (base it must be built from, a phrase the mapping note must carry or "")
 EXPECTED = {
-    "bwrap-apt-packages": ("debian-trixie", "Ubuntu 24.04 stand-in"),
+    "bwrap-apt-packages": ("ubuntu-on-trixie", "Ubuntu 24.04 stand-in"),
     "python-image-pip": ("python-3.13-trixie", "trixie stands in to keep Python 3.13"),
     "tbench-base": ("tbench-trixie", "tmux and asciinema"),
     "entrypoint-service": ("debian-bookworm", ""),

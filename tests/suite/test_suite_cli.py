@@ -53,9 +53,14 @@ def test_import_list_stats_export(harbor_cookbook: Path, tmp_path: Path, capsys)
                        "--tag", "demo")
     assert code == 0 and out.strip() == f"exported 1 tasks to {tmp_path / 'demo.jsonl'}"
     assert [t.name for t in JsonlFormat().read(tmp_path / "demo.jsonl")] == ["harbor/hello-multi-step-full"]
-    code, out, _ = run(capsys, "suite", "export", str(suite), "--format", "harbor", "--out", str(tmp_path / "ds"), "--json")
+    # Harbor's dataset.toml names tasks org/name: the cookbook's bare names need --org.
+    code, _, err = run(capsys, "suite", "export", str(suite), "--format", "harbor", "--out", str(tmp_path / "ds"))
+    assert code == 2 and "hint: pass --org ORG" in err
+    code, out, _ = run(capsys, "suite", "export", str(suite), "--format", "harbor", "--out", str(tmp_path / "ds"),
+                       "--org", "harbor", "--json")
     assert code == 0 and json.loads(out)["tasks"] == 4
-    assert sorted(t.digest() for t in HarborFormat().read(tmp_path / "ds")) == sorted(r["digest"] for r in rows)
+    assert sorted(t.name for t in HarborFormat().read(tmp_path / "ds")) == [
+        "harbor/hello-multi-step-full", "harbor/multi-reward", "harbor/simple-task", "harbor/skills"]
 
 
 def test_import_detects_each_source_format(harbor_cookbook: Path, tmp_path: Path, capsys) -> None:  # noqa: ANN001
@@ -68,12 +73,12 @@ def test_import_detects_each_source_format(harbor_cookbook: Path, tmp_path: Path
 
 
 def test_import_reports_unreadable_tasks_and_goes_on(harbor_cookbook: Path, tmp_path: Path, capsys) -> None:  # noqa: ANN001
-    dataset = HarborFormat().write(HarborFormat().read(harbor_cookbook), tmp_path / "ds")
+    dataset = HarborFormat(org="harbor").write(HarborFormat().read(harbor_cookbook), tmp_path / "ds")
     (dataset / "skills" / "instruction.md").write_text("tampered\n")
     code, out, err = run(capsys, "suite", "import", str(dataset), "--into", str(tmp_path / "s"))
     assert code == 0 and "3 new" in out and "1 skipped" in out
-    assert err.strip() == f"skipped: skills: digest mismatch: dataset.toml pins " \
-                          f"{_pinned(dataset, 'skills')}, its files give {_digest(dataset / 'skills')}"
+    assert err.strip() == f"skipped: harbor/skills: digest mismatch: dataset.toml pins " \
+                          f"{_pinned(dataset, 'harbor/skills')}, its files give {_digest(dataset / 'skills')}"
 
 
 def test_errors_are_one_line_with_a_hint(tmp_path: Path, capsys) -> None:  # noqa: ANN001
@@ -105,6 +110,6 @@ def _pinned(dataset: Path, name: str) -> str:
 
 
 def _digest(folder: Path) -> str:
-    from autoenvscaling.tasks import read_task
+    from autoenvscaling.suite.harbor_format import harbor_dir_digest
 
-    return read_task(folder).digest()
+    return harbor_dir_digest(folder)

@@ -14,7 +14,7 @@ from autoenvscaling.plugins import create_host
 from autoenvscaling.suite.harbor_format import HarborFormat
 from autoenvscaling.suite.rows import JsonlFormat, ParquetFormat
 from autoenvscaling.suite.store import SuiteStore
-from autoenvscaling.tasks import TaskFile
+from autoenvscaling.tasks import TaskFile, qualified_name, write_task
 
 COOKBOOK_TASKS = ["multi-reward", "multi-step", "simple-task", "skills"]
 
@@ -37,8 +37,12 @@ def test_cookbook_round_trips_through_every_format(harbor_cookbook: Path, tmp_pa
         stored_dir = tmp_path / "suite" / "tasks" / ("hello-multi-step-full" if folder == "multi-step" else folder)
         assert file_tree(stored_dir) == file_tree(harbor_cookbook / folder)
 
+    # A Harbor dataset names every task org/name: the cookbook's bare names come back under "harbor/".
+    harbor = HarborFormat(store.name, org="harbor").write(store.tasks(), tmp_path / "out-harbor")
+    qualified = {qualified_name(n, org="harbor"): t for n, t in originals.items()}
+    assert {t.name: t for t in HarborFormat().read(harbor)} == {n: t if n == t.name else t.renamed(n)
+                                                                for n, t in qualified.items()}
     exports = {
-        "harbor": HarborFormat(store.name).write(store.tasks(), tmp_path / "out-harbor"),
         "jsonl": JsonlFormat().write(store.tasks(), tmp_path / "out.jsonl"),
         "parquet": ParquetFormat().write(store.tasks(), tmp_path / "out.parquet"),
     }
@@ -49,7 +53,9 @@ def test_cookbook_round_trips_through_every_format(harbor_cookbook: Path, tmp_pa
         assert back == originals, name
         assert {n: t.digest() for n, t in back.items()} == {n: t.digest() for n, t in originals.items()}, name
         # Written out again as task folders, they are byte-identical to the cookbook's.
-        rewritten = HarborFormat().write(back.values(), tmp_path / f"rewritten-{name}")
+        rewritten = tmp_path / f"rewritten-{name}"
+        for task in back.values():
+            write_task(task, rewritten / task.name.rsplit("/", 1)[-1])
         for folder in COOKBOOK_TASKS:
             target = "hello-multi-step-full" if folder == "multi-step" else folder
             assert file_tree(rewritten / target) == file_tree(harbor_cookbook / folder), (name, folder)
@@ -60,16 +66,16 @@ def test_cookbook_round_trips_through_every_format(harbor_cookbook: Path, tmp_pa
 
 
 def test_harbor_dataset_digest_mismatch_names_the_task(harbor_cookbook: Path, tmp_path: Path) -> None:
-    dataset = HarborFormat().write(HarborFormat().read(harbor_cookbook), tmp_path / "ds")
+    dataset = HarborFormat(org="harbor").write(HarborFormat().read(harbor_cookbook), tmp_path / "ds")
     (dataset / "simple-task" / "instruction.md").write_text("tampered\n")
     with pytest.raises(TaskFormatError) as exc:
         list(HarborFormat().read(dataset))
-    assert exc.value.message.startswith("simple-task: digest mismatch")
+    assert exc.value.message.startswith("harbor/simple-task: digest mismatch")
     scanned = list(HarborFormat().scan(dataset))  # a batch import goes on past it
     assert [type(x).__name__ for x in scanned] == ["Task", "Task", "TaskFormatError", "Task"]
 
     (dataset / "simple-task" / "task.toml").unlink()
-    with pytest.raises(TaskFormatError, match="simple-task: listed in ds/dataset.toml but no task directory"):
+    with pytest.raises(TaskFormatError, match="harbor/simple-task: listed in ds/dataset.toml but no task directory"):
         list(HarborFormat().read(dataset))
 
 

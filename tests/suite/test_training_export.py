@@ -199,7 +199,7 @@ def test_rows_load_with_the_documented_columns(exported: Path, suite: Path, tmp_
         # A row read back through `datasets` is still the task it came from (the digest is checked).
         assert task_from_row(row, where=f"{file}:{name}").digest() == row["digest"]
 
-    toy = by_name["toy-count-lines-hard-s5"]
+    toy = by_name["autoenvscaling/toy-count-lines-hard-s5"]
     assert (toy["domain"], toy["family"], toy["difficulty"], toy["category"]) == ("toy", "count-lines", "hard", "toy")
     assert json.loads(toy["metadata"])["autoenvscaling"]["family"] == "count-lines"
     assert by_name[MULTI_STEP]["instruction"] is None

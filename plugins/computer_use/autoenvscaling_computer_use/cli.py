@@ -43,7 +43,7 @@ def generate(family_names: tuple[str, ...], difficulty: str, seeds: str, out: st
     from pathlib import Path
 
     from autoenvscaling.errors import UsageError
-    from autoenvscaling.tasks.harbor import write_task
+    from autoenvscaling.tasks import short_name, write_task
 
     from .domain import ComputerUseDomain
     from .families import CATALOG
@@ -57,7 +57,7 @@ def generate(family_names: tuple[str, ...], difficulty: str, seeds: str, out: st
                 task = domain.generate(name, seed=seed, difficulty=difficulty)
             except UsageError as exc:
                 raise click.ClickException(f"{exc.message} ({exc.hint})" if exc.hint else exc.message) from None
-            path = write_task(task, Path(out) / task.name, overwrite=True)
+            path = write_task(task, Path(out) / short_name(task.name), overwrite=True)
             click.echo(str(path))
 
 

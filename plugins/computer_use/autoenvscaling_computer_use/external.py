@@ -65,7 +65,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from autoenvscaling.errors import TaskFormatError
 from autoenvscaling.suite.formats import TaskFormat
-from autoenvscaling.tasks import Task, TaskFile
+from autoenvscaling.tasks import Task, TaskFile, qualified_name, short_name
 
 COLLECTION_TOML, TASKS_JSONL, APP_DIR = "collection.toml", "tasks.jsonl", "app"
 APP_HOME = "/opt/aes-app"
@@ -422,7 +422,7 @@ def to_task(collection: Collection, entry: Entry) -> Task:
     from .render import DOMAIN, image_files
 
     root = collection.root
-    name = task_name(collection, entry)
+    name = qualified_name(task_name(collection, entry))
     load_name = Path(collection.load).name
     load_name = "load-solve.sh" if load_name == "solve.sh" else load_name  # solve.sh is ours
     interpreter = "python3" if load_name.endswith(".py") else "bash"
@@ -454,7 +454,8 @@ def to_task(collection: Collection, entry: Entry) -> Task:
                      "source_format": WebCollectionFormat.name},
         # The verifier asks the running app over HTTP; it sees the attempt's changes only where the app
         # keeps its state (the app reads it back), every other one is put back to the image's state.
-        "verifier": {"timeout_sec": 120.0, "outputs": list(collection.data)},
+        # Harbor runs it in the agent's container ("shared"): a separate one would hold a fresh app.
+        "verifier": {"timeout_sec": 120.0, "environment_mode": "shared", "outputs": list(collection.data)},
         "agent": {"timeout_sec": 900.0, "tools": ["browser"]},
         "environment": {"build_timeout_sec": 1800.0, "cpus": 1, "memory_mb": 2048, "storage_mb": 2048, "browser": True},
     }
@@ -532,7 +533,7 @@ def import_collection(path: str | Path, out: str | Path, *, check: bool = True, 
     rows: list[Row] = []
 
     def decided(row: Row, task: Task | None) -> None:
-        target = out / task.name if task is not None else None
+        target = out / short_name(task.name) if task is not None else None
         if task is not None and row["status"] in ("admitted", "written"):
             write_task(task, target, overwrite=True)
         elif target is not None and (target / "task.toml").is_file():

@@ -71,8 +71,8 @@ def lint_problem(task: Task) -> str:
         if kinds[0] in ("key", "insert", "deleted") and exp.get("table") not in tables:
             return f"expectation {i + 1} names table {exp.get('table')!r}, which the seed lacks"
     if STATE_SOCKET not in task.config.verifier.outputs or task.config.verifier.effective_view != "outputs":
-        return (f'task.toml must declare [verifier] outputs = ["{STATE_SOCKET}"]: the verifier then sees the '
-                "pristine image plus the state interface, and nothing else the agent changed")
+        return (f'task.toml must declare outputs = ["{STATE_SOCKET}"] in [metadata.autoenvscaling.verifier]: the '
+                "verifier then sees the pristine image plus the state interface, and nothing else the agent changed")
     hidden = {f.data for p, f in task.files.items() if p.startswith("tests/") and p not in ("tests/seed.sql", "tests/state.key")}
     for path, file in task.files.items():
         if path.startswith("environment/") and file.data in hidden and len(file.data) > 64:

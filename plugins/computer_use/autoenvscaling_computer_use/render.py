@@ -1,6 +1,7 @@
 """Turn a family's ``Draft`` into a Harbor task (a core ``Task``).
 
-    task.toml                  [environment] browser = true, [agent] tools = ["browser"]
+    task.toml                  browser = true and tools = ["browser"] in [metadata.autoenvscaling.*];
+                               [verifier] environment_mode = "shared" (it asks the running app)
     instruction.md             what a person would ask
     environment/Dockerfile     the domain-wide preamble (Debian's Chromium, Python, Playwright; identical
                                in every task, so it is built once) + the apps + this task's seed data
@@ -26,7 +27,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from autoenvscaling.tasks import Task, TaskFile
+from autoenvscaling.tasks import Task, TaskFile, qualified_name
 
 from .families.base import Draft, label_of
 
@@ -46,7 +47,8 @@ PREAMBLE = (
 )
 IMAGE_FILES = ("webapp.py", "browser.py", "entrypoint.sh", "aes-browser", "aes_apps/__init__.py")
 STATE_SOCKET = "/run/aes-app/state.sock"
-#: [verifier] outputs: what the verifier needs of the attempt beyond the pristine image. Only the state
+#: The verifier's outputs ([metadata.autoenvscaling.verifier]; Harbor runs the verifier in the agent's
+#: container, since a separate one would hold a fresh app): what the verifier needs of the attempt beyond the pristine image. Only the state
 #: interface's socket: the app (started by the ENTRYPOINT, still running) binds it at start, so it is a
 #: runtime file the view would otherwise put back (remove). The app's data is read through it; the
 #: mirror file, the logs and everything else the agent changed are put back to the image's state.
@@ -123,7 +125,7 @@ def render(family: str, draft: Draft, *, seed: int, level: int) -> Task:
 
     webapp = webapp_module()
     label = label_of(level)
-    name = task_name(family, draft, seed=seed, level=level)
+    name = qualified_name(task_name(family, draft, seed=seed, level=level))
     seed_sql = webapp.seed_sql(app_module(draft.app).SCHEMA, draft.rows)
     key = state_key(name)
     spec = {"family": family, "app": draft.app, "expect": draft.expect, "free_tables": draft.free_tables,
@@ -153,7 +155,7 @@ def render(family: str, draft: Draft, *, seed: int, level: int) -> Task:
         "task": {"name": name, "description": f"{family.replace('_', ' ')} in the {draft.app} app ({label})",
                  "keywords": tags, "authors": [{"name": "autoenvscaling-computer-use"}]},
         "metadata": {"difficulty": label, "category": "computer-use", "tags": tags},
-        "verifier": {"timeout_sec": 120.0, "outputs": list(VERIFIER_OUTPUTS)},
+        "verifier": {"timeout_sec": 120.0, "environment_mode": "shared", "outputs": list(VERIFIER_OUTPUTS)},
         "agent": {"timeout_sec": draft.agent_timeout_sec, "tools": ["browser"]},
         "environment": {"build_timeout_sec": 1800.0, "cpus": 1, "memory_mb": 2048, "storage_mb": 2048,
                         "browser": True},

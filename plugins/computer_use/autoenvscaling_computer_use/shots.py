@@ -10,7 +10,7 @@ from autoenvscaling.agents.base import Action, Agent, AgentLimits, Trajectory
 from autoenvscaling.agents.builtin import solution_files
 from autoenvscaling.runtime.paths import SOLUTION_DIR
 from autoenvscaling.sandbox.base import Sandbox
-from autoenvscaling.tasks import StepConfig, Task
+from autoenvscaling.tasks import StepConfig, Task, short_name
 
 SHOTS = "/tmp/aes-oracle-shots"
 NAMES = ("start", "end")
@@ -53,7 +53,7 @@ async def oracle_screenshots(task: Task, out: Path, *, backend: str = "bwrap") -
     out.mkdir(parents=True, exist_ok=True)
     saved = []
     for name, data in agent.images.items():
-        path = out / f"{task.name}-{name}.png"
+        path = out / f"{short_name(task.name)}-{name}.png"
         path.write_bytes(data)
         saved.append(path)
     return saved, result.reward

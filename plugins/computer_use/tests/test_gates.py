@@ -44,10 +44,10 @@ def test_lint_passes_a_generated_task_and_finds_each_defect():
         "the spec's app 'mail' is not in the image (environment/aes/aes_apps/mail.py)"
     from autoenvscaling_computer_use.cheats import with_outputs
 
-    assert _lint(with_outputs(task, [])).startswith('task.toml must declare [verifier] outputs = ["/run/aes-app/state.sock"]')
+    assert _lint(with_outputs(task, [])).startswith('task.toml must declare outputs = ["/run/aes-app/state.sock"]')
     agent_view = task.config.verifier.model_copy(update={"view": "agent"})
     assert _lint(task.with_config(task.config.model_copy(update={"verifier": agent_view}))).startswith(
-        "task.toml must declare [verifier] outputs")
+        "task.toml must declare outputs")
     leaked = _with(task, environment__spec_DOT_json=task.files["tests/spec.json"].data)
     assert _lint(leaked) == "environment/spec.json is a copy of a hidden verifier file"
 

@@ -23,12 +23,13 @@ import json
 from functools import lru_cache
 from importlib import resources
 
-from autoenvscaling.tasks import Task
+from autoenvscaling.tasks import Task, qualified_name
 
 from .families.base import Problem
 
 DOMAIN = "gpu_kernels"
 TORCH_VERSION = "2.13.0"
+NUMPY_VERSION = "2.3.5"  # pinned (Harbor's lint asks for exact pins); before 2.4, see the Dockerfile
 TRITON_VERSION = "3.6.0"  # installed only where torch did not bring its own (a CPU build of torch)
 DOCKERFILE = (
     "FROM debian:bookworm\n"
@@ -37,8 +38,8 @@ DOCKERFILE = (
     "    python3 python3-pip python3-dev gcc libc6-dev ca-certificates \\\n"
     "    && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb\n"
     "# torch (PyPI's build brings CUDA and its matching triton; a CPU build needs triton for the interpreter);\n"
-    "# numpy < 2.4: Triton's interpreter converts 1-element arrays with int(), which numpy 2.4 refuses\n"
-    f"RUN python3 -m pip install --break-system-packages torch=={TORCH_VERSION} 'numpy<2.4' \\\n"
+    "# numpy 2.3.5 (before 2.4): Triton's interpreter converts 1-element arrays with int(), which numpy 2.4 refuses\n"
+    f"RUN python3 -m pip install --break-system-packages torch=={TORCH_VERSION} numpy=={NUMPY_VERSION} \\\n"
     f"    && (python3 -c 'import triton' 2>/dev/null || python3 -m pip install --break-system-packages triton=={TRITON_VERSION})\n"
     "WORKDIR /app\n"
     "COPY app/ /app/\n"
@@ -119,7 +120,7 @@ def task_name(problem: Problem, *, seed: int) -> str:
 
 def render(problem: Problem, *, seed: int) -> Task:
     label = {1: "easy", 2: "medium", 3: "hard"}.get(problem.level, "medium")
-    name = task_name(problem, seed=seed)
+    name = qualified_name(task_name(problem, seed=seed))
     files: dict[str, str] = {
         "environment/Dockerfile": DOCKERFILE,
         "environment/app/reference.py": problem.reference_source,

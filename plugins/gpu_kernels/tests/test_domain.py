@@ -16,7 +16,7 @@ from gk_helpers import FIXTURES, generated
 from autoenvscaling.errors import TaskFormatError, UsageError
 from autoenvscaling.gates.base import GateContext, GateSettings
 from autoenvscaling.runtime.verifier_runtime import RuntimeContext
-from autoenvscaling.tasks import read_task
+from autoenvscaling.tasks import read_task, short_name
 from autoenvscaling_gpu_kernels.domain import GpuKernelsDomain
 from autoenvscaling_gpu_kernels.gate import GpuKernelsLintGate
 from autoenvscaling_gpu_kernels.kernelbench import KernelBenchFormat, import_problem, size_constants, small_sizes
@@ -124,9 +124,9 @@ def test_the_proposer_kit_ships_current_examples(tmp_path):
 
     kit = GpuKernelsDomain().kit()
     assert "degenerate" in kit.guide.lower() and "gpu_optional" in kit.contract
-    assert [p.name for p in kit.examples] == sorted(t.name for t in example_tasks())
+    assert [p.name for p in kit.examples] == sorted(short_name(t.name) for t in example_tasks())
     for example in kit.examples:
-        shipped, fresh = read_task(example), next(t for t in example_tasks() if t.name == example.name)
+        shipped, fresh = read_task(example), next(t for t in example_tasks() if short_name(t.name) == example.name)
         assert shipped.digest() == fresh.digest(), f"{example.name} is stale: python -m autoenvscaling_gpu_kernels.proposer_kit"
         assert gate(shipped).status == "pass"
     assert proposer_kit().examples == kit.examples

@@ -28,7 +28,7 @@ import zipfile
 from functools import lru_cache
 from importlib import resources
 
-from autoenvscaling.tasks import Task, TaskFile
+from autoenvscaling.tasks import Task, TaskFile, qualified_name
 
 from .families.base import Draft, label_of
 
@@ -89,7 +89,7 @@ def task_name(family: str, draft: Draft, *, seed: int, level: int) -> str:
 
 def render(family: str, draft: Draft, *, seed: int, level: int) -> Task:
     label = label_of(level)
-    name = task_name(family, draft, seed=seed, level=level)
+    name = qualified_name(task_name(family, draft, seed=seed, level=level))
     workspace = {rel: stable_package(data) if rel.lower().endswith(PACKAGE_SUFFIXES) and zipfile.is_zipfile(io.BytesIO(data))
                  else data for rel, data in draft.files.items()}
     spec = dict(draft.spec)

@@ -29,7 +29,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from autoenvscaling.tasks import Task, TaskFile
+from autoenvscaling.tasks import Task, TaskFile, qualified_name
 
 DOMAIN = "swe"
 WORKDIR = "/app"
@@ -174,7 +174,7 @@ def render(inst: Instance) -> Task:
     kind = inst.strategy.get("kind", "mutation")
     config = {
         "schema_version": "1.1",
-        "task": {"name": inst.name, "description": f"fix a bug in {inst.repo} ({kind}, {label})",
+        "task": {"name": qualified_name(inst.name), "description": f"fix a bug in {inst.repo} ({kind}, {label})",
                  "keywords": ["swe", "bug-fix", "python", inst.repo], "authors": [{"name": "autoenvscaling-swe"}]},
         "metadata": {"difficulty": label, "category": "swe", "tags": ["swe", "bug-fix", kind],
                      "swe": {"instance_id": f"{inst.repo}__{inst.name}", "repo": inst.repo, "origin": inst.origin,
@@ -186,7 +186,7 @@ def render(inst: Instance) -> Task:
         "environment": {"build_timeout_sec": 900.0, "cpus": 1, "memory_mb": 2048, "storage_mb": 4096,
                         "workdir": WORKDIR},
     }
-    task = Task.create(inst.name, config, instruction(inst), files)
+    task = Task.create(qualified_name(inst.name), config, instruction(inst), files)
     parameters = {"repo": inst.repo, "origin": inst.origin, "base_commit": inst.base_commit, "level": inst.level,
                   "strategy": inst.strategy}
     # The repository's tests the agent has as they are: the verifier restores them, they are no secret.

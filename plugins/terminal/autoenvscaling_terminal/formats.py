@@ -31,7 +31,7 @@ from typing import Iterable, Iterator
 
 from autoenvscaling.errors import TaskFormatError
 from autoenvscaling.suite.formats import TaskFormat
-from autoenvscaling.tasks import Task
+from autoenvscaling.tasks import Task, qualified_name, short_name
 
 TASK_JSON, INITIAL, FINAL, DEF, DOCKERFILE = "task.json", "test_initial_state.py", "test_final_state.py", "container.def", "Dockerfile"
 _SKIPPED = {"container.sif", "solutions", "__pycache__", ".pytest_cache"}
@@ -70,7 +70,7 @@ class EndlessTerminalsFormat(TaskFormat):
         dest.mkdir(parents=True, exist_ok=True)
         for task in tasks:
             for rel, data in et_files(task).items():
-                target = dest / task.name / rel
+                target = dest / short_name(task.name) / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(data)
         return dest
@@ -100,10 +100,10 @@ def read_et_task(path: Path) -> Task:
     if (path / INITIAL).is_file():
         files["tests/" + INITIAL] = (path / INITIAL).read_bytes()
     files["tests/truth.txt"] = str(meta.get("truth", ""))
-    files["tests/test.sh"] = verifier_script(FINAL, "binary")
+    files["tests/test.sh"] = verifier_script(FINAL, "binary", imported=True)
     files["tests/reward.py"] = package_text("verifier", "reward.py")
     files["tests/pytest.ini"] = package_text("verifier", "pytest.ini")
-    name = _safe_name(str(meta.get("name") or path.name))
+    name = qualified_name(_safe_name(str(meta.get("name") or path.name)))
     extra_keys = {k: v for k, v in meta.items() if k not in ("description", "truth", "name")}
     config = {"schema_version": "1.1",
               "task": {"name": name, "description": meta["description"].strip().splitlines()[0][:200]},

@@ -23,18 +23,20 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from autoenvscaling.tasks import Task, TaskFile
+from autoenvscaling.tasks import Task, TaskFile, qualified_name
 
 from .families.base import Draft, label_of
 
 DOMAIN = "terminal"
-# The one preamble of every terminal task: the tools all families use. Keeping these lines identical
-# across tasks lets the bwrap layer cache build the toolbox once for a whole suite.
+# The one preamble of every terminal task: the tools all families use, and what the verifier needs
+# (python3 and Debian's pytest: the image carries its verifier, so the task verifies in Harbor online
+# or offline, and here without any runtime of ours). Keeping these lines identical across tasks lets
+# the bwrap layer cache build the toolbox once for a whole suite.
 PREAMBLE = (
     "FROM debian:bookworm\n"
     "ENV LANG=C.UTF-8\n"
     "RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \\\n"
-    "    git sqlite3 zip unzip xz-utils bzip2 jq gawk file less \\\n"
+    "    git sqlite3 zip unzip xz-utils bzip2 jq gawk file less procps python3 python3-pytest \\\n"
     "    && rm -rf /var/lib/apt/lists/*\n"
     "WORKDIR /app\n"
 )
@@ -94,19 +96,60 @@ def _toml_safe(value: Any) -> Any:
     return value
 
 
-def verifier_script(test_file: str, reward_mode: str) -> str:
-    """tests/test.sh for a pytest file in tests/ and a reward mode ("fraction" or "binary")."""
-    return package_text("verifier", "test.sh").replace("@TEST_FILE@", test_file).replace("@REWARD_MODE@", reward_mode)
+# How test.sh runs the checks. Ours: the image's own pytest (the Dockerfile installs python3 and
+# Debian's pytest, so the task verifies the same in Harbor, online or not, and here). An imported
+# task's image may have no pytest: first uvx with pinned pytest and the CTRF reporter, as Harbor's
+# tasks do, then an installed pytest. Either runs isolated (python3 -I: no script directory, PYTHON*
+# variables or user site on its path).
+_IMAGE_PYTEST = (
+    "with the image's own pytest (its Dockerfile installs python3 and\n"
+    "#     pytest: the task verifies the same in Harbor, online or offline, and here), isolated\n"
+    "#     (python3 -I), with a JUnit XML report.",
+    '''    if python3 -I -c "import pytest" >/dev/null 2>&1; then
+        python3 -I -m pytest --junitxml="$logs/junit.xml" /tests/@TEST_FILE@ -rA
+    else
+        echo "verifier: the image has no python3 with pytest (environment/Dockerfile installs them); every check counts as failed" >&2
+    fi''')
+_UVX_THEN_PYTEST = (
+    "with Harbor's convention first (uvx with pinned pytest and the CTRF\n"
+    "#     reporter), then an installed pytest, isolated (python3 -I), with a JUnit XML report (an\n"
+    "#     imported image may lack pytest).",
+    '''    if command -v uvx >/dev/null 2>&1; then
+        uvx --with pytest==8.4.1 --with pytest-json-ctrf==0.3.5 \\
+            pytest --ctrf "$logs/ctrf.json" /tests/@TEST_FILE@ -rA
+    fi
+    if [ ! -s "$logs/ctrf.json" ]; then
+        if python3 -I -c "import pytest" >/dev/null 2>&1; then
+            python3 -I -m pytest --junitxml="$logs/junit.xml" /tests/@TEST_FILE@ -rA
+        else
+            echo "verifier: neither uvx nor pytest is available; every check counts as failed" >&2
+        fi
+    fi''')
+
+
+def verifier_script(test_file: str, reward_mode: str, *, imported: bool = False) -> str:
+    """tests/test.sh for a pytest file in tests/ and a reward mode ("fraction" or "binary"). Ours runs
+    the image's pytest; an ``imported`` task's (whose image may have none) first tries uvx."""
+    how, run = _UVX_THEN_PYTEST if imported else _IMAGE_PYTEST
+    text = package_text("verifier", "test.sh").replace("@HOW@", how).replace("@RUN_CHECKS@", run)
+    return text.replace("@TEST_FILE@", test_file).replace("@REWARD_MODE@", reward_mode)
 
 
 def verifier_outputs(draft: Draft) -> list[str]:
-    """The task's ``[verifier] outputs``: what it asks the agent to produce or change, then the
-    top-level entries of its inputs under /app (the checks read them: the input guard, files a step
-    moves or deletes, bystanders that must come through untouched) that no output already covers."""
-    asked = list(dict.fromkeys(p.strip("/") for p in draft.outputs if p.strip("/")))
-    tops = sorted({rel.split("/", 1)[0] for rel in draft.files} - set(asked))
-    tops = [t for t in tops if not any(t.startswith(a + "/") for a in asked)]
-    return [f"/app/{p}" for p in [*asked, *tops]]
+    """The task's verifier outputs: /app, the working directory, as a whole. Everything a task asks
+    for and every input its checks read lies there (``Draft.outputs`` are relative to it), and only a
+    whole directory carries deletions: Harbor's separate verifier gets a fresh copy of the image with
+    each artifact put back over it, so a single deleted file would come back, while an artifact
+    directory is emptied first."""
+    return ["/app"]
+
+
+def verifier_config(draft: Draft) -> dict[str, Any]:
+    """``[verifier]``: Harbor's separate verifier with /app as its artifact, or, for a draft whose
+    checks need the agent's own container (``shared_verifier``), Harbor's shared one; our outputs
+    view is the same in both."""
+    mode = "shared" if draft.shared_verifier else "separate"
+    return {"timeout_sec": 300.0, "environment_mode": mode, "outputs": verifier_outputs(draft)}
 
 
 def dockerfile(draft: Draft) -> str:
@@ -128,7 +171,7 @@ def render(family: str, draft: Draft, *, seed: int, level: int, reward_mode: str
     if reward_mode not in REWARD_MODES:
         raise ValueError(f"reward_mode must be one of {REWARD_MODES}")
     label = label_of(level)
-    name = f"{DOMAIN}-{family}-{draft.kind}-l{level}-s{seed}".replace("_", "-")
+    name = qualified_name(f"{DOMAIN}-{family}-{draft.kind}-l{level}-s{seed}".replace("_", "-"))
     guarded = draft.files if draft.guard is None else {p: draft.files[p] for p in draft.guard}
     truth = dict(draft.truth)
     truth["inputs"] = {p: hashlib.sha256(data).hexdigest() for p, data in sorted(guarded.items())}
@@ -154,10 +197,12 @@ def render(family: str, draft: Draft, *, seed: int, level: int, reward_mode: str
         "task": {"name": name, "description": f"{family.replace('_', ' ')}: {draft.kind.replace('_', ' ')} ({label})",
                  "keywords": tags, "authors": [{"name": "autoenvscaling-terminal"}]},
         "metadata": {"difficulty": label, "category": "terminal", "tags": tags},
-        "verifier": {"timeout_sec": 300.0, "outputs": verifier_outputs(draft)},
+        "verifier": verifier_config(draft),
         "agent": {"timeout_sec": draft.agent_timeout_sec},
         "environment": {"build_timeout_sec": 900.0, "cpus": 1, "memory_mb": 1024, "storage_mb": 2048, "workdir": "/app"},
     }
     task = Task.create(name, config, draft.instruction, files)
-    parameters = _toml_safe({"kind": draft.kind, "level": level, "reward_mode": reward_mode, **draft.parameters})
+    asks = list(dict.fromkeys(p.strip("/") for p in draft.outputs if p.strip("/")))  # what the cheats aim at
+    parameters = _toml_safe({"kind": draft.kind, "level": level, "reward_mode": reward_mode, "asks": asks,
+                             **draft.parameters})
     return task.with_provenance(domain=DOMAIN, family=family, parameters=parameters, seed=seed, difficulty=label)

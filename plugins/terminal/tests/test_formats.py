@@ -13,6 +13,7 @@ import pytest
 
 from autoenvscaling.plugins import create_host
 from autoenvscaling.runtime.trial import TrialRunner
+from autoenvscaling.tasks import short_name
 from autoenvscaling_terminal.families import CATALOG
 from autoenvscaling_terminal.formats import EndlessTerminalsFormat, dockerfile_from_def
 from autoenvscaling.testing import ScriptedAgent
@@ -101,9 +102,9 @@ def test_import_and_export_round_trip(tmp_path, with_def):
     assert not any("container.sif" in p or "solutions/" in p for p in task.files)
     out = fmt.write([task], tmp_path / "out")
     for name in ("test_initial_state.py", "test_final_state.py", "container.def" if with_def else "Dockerfile"):
-        assert (out / task.name / name).read_bytes() == (src / name).read_bytes(), name
-    assert json.loads((out / task.name / "task.json").read_text()) == json.loads((src / "task.json").read_text())
-    assert not (out / task.name / "et-post.sh").exists()
+        assert (out / short_name(task.name) / name).read_bytes() == (src / name).read_bytes(), name
+    assert json.loads((out / short_name(task.name) / "task.json").read_text()) == json.loads((src / "task.json").read_text())
+    assert not (out / short_name(task.name) / "et-post.sh").exists()
 
 
 def test_imported_tasks_declare_outputs_only_when_they_can_be_known():
@@ -122,7 +123,7 @@ def test_generated_tasks_export_and_import_back(tmp_path):
     tasks = [domain().generate(f, seed=2, difficulty="medium") for f in CATALOG]
     fmt.write(tasks, tmp_path)
     for task in tasks:
-        folder = tmp_path / task.name
+        folder = tmp_path / short_name(task.name)
         meta = json.loads((folder / "task.json").read_text())
         assert meta["description"] == task.instruction and json.loads(meta["truth"])["inputs"] is not None
         initial = (folder / "test_initial_state.py").read_text()

@@ -54,6 +54,9 @@ class Draft:
     #: with the inputs' top-level entries, the task's ``[verifier] outputs``, the only changes of the
     #: agent the verifier sees
     outputs: list[str] = field(default_factory=list)
+    #: the verifier must run in the agent's own container (Harbor's "shared" mode) rather than a fresh
+    #: copy holding /app: Harbor copies /app with a filter that drops symbolic links to absolute paths
+    shared_verifier: bool = False
 
 
 @dataclass(frozen=True)

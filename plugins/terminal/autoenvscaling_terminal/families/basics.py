@@ -229,7 +229,7 @@ def make_build(kind: str) -> Callable[[random.Random, int], Draft]:
         return Draft(kind=kind, outputs=sorted({s[k] for s in b.steps for k in ("path", "src", "dest", "link", "out") if k in s}), instruction=instruction, files=b.files, truth={"steps": b.steps}, checks=checks,
                      solution="\n".join(b.solution), parameters={"steps": n, "ops": ",".join(ops)},
                      tags=["shell-basics", *sorted({op.split("_")[0] for op in ops})], guard=guard,
-                     agent_timeout_sec=300.0)
+                     agent_timeout_sec=300.0, shared_verifier="symlink" in ops)
     return build
 
 

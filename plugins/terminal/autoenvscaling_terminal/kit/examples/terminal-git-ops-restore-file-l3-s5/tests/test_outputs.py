@@ -1,4 +1,4 @@
-"""Checks for terminal-git-ops-restore-file-l3-s5 (autoenvscaling-terminal, family git_ops, kind restore_file, level 3).
+"""Checks for autoenvscaling/terminal-git-ops-restore-file-l3-s5 (autoenvscaling-terminal, family git_ops, kind restore_file, level 3).
 
 Checks named test_initial_* guard the environment; the others score the work.
 """

@@ -1,4 +1,4 @@
-"""Checks for terminal-log-analysis-app-errors-l2-s3 (autoenvscaling-terminal, family log_analysis, kind app_errors, level 2).
+"""Checks for autoenvscaling/terminal-log-analysis-app-errors-l2-s3 (autoenvscaling-terminal, family log_analysis, kind app_errors, level 2).
 
 Checks named test_initial_* guard the environment; the others score the work.
 """

@@ -1,4 +1,4 @@
-"""Checks for terminal-shell-script-stats-l1-s2 (autoenvscaling-terminal, family shell_script, kind stats, level 1).
+"""Checks for autoenvscaling/terminal-shell-script-stats-l1-s2 (autoenvscaling-terminal, family shell_script, kind stats, level 1).
 
 Checks named test_initial_* guard the environment; the others score the work.
 """
