@@ -87,7 +87,8 @@ def main() -> None:
             findings = hc.lint(harbor, paths[: args.lint_tasks])
             rules = Counter(f["rule"] for f in findings)
             print(f"{domain}: harbor lint on {args.lint_tasks} tasks: {len(findings)} findings"
-                  + (f" ({', '.join(f'{r} x{n}' for r, n in sorted(rules.items()))})" if rules else ""), flush=True)
+                  + (f" ({', '.join(f'{r} x{n}' for r, n in sorted(rules.items()))})" if rules else "")
+                  + f", {len(hc.unexplained(findings))} not a declared shared verifier", flush=True)
         trial_dirs += [(domain, p) for p in paths[: args.trial_tasks]]
     if args.corpus:
         trial_dirs += [("corpus", Path(p)) for p in discover_tasks([args.corpus])]

@@ -2,7 +2,7 @@
 
 The loop is deliberately small: the instruction goes in; the model answers with tool calls
 ``bash(command)`` and ``finish()``; each command runs in the sandbox and its output (head and tail
-kept, the middle cut with a marker) goes back. A task's ``[agent] tools`` may name other registered
+kept, the middle cut with a marker) goes back. A task's ``tools`` ([metadata.autoenvscaling.agent]) may name other registered
 tools (agents/tools.py), resolved through the ``Toolbox`` the solver was built with. Models without
 tool calling answer with one fenced ```bash block per reply (or a block labelled with another
 offered tool's name) and a line ``FINISH`` (or ``finish()``) when done (text_protocol.py); they get
@@ -142,7 +142,7 @@ class SolverAgent(Agent):
     replace those of the trial runner (which also runs the oracle, whose limits should not be the
     solver's). ``rollout_concurrency``: how many rollouts may run at once (the served profile: no
     limit); 1 suits a local model that answers one request at a time, so that a rollout's wall-clock
-    limit measures its own work rather than its queue. ``tools``: what a task's ``[agent] tools``
+    limit measures its own work rather than its queue. ``tools``: what a task's ``tools`` ([metadata.autoenvscaling.agent])
     names are resolved against (``Toolbox.from_host(host)`` for every registered tool; default: the
     core's own, ``bash``).
     """

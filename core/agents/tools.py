@@ -7,7 +7,7 @@ for a tool with one text argument), and an async ``run``. Tools act only through
 ``ToolContext``: the attempt's live sandbox (or services the attempt owns), never the host.
 
 Tools are registered by plugins (``autoenvscaling_register_tools``, the "tool" registry); a task's
-``[agent] tools`` names the ones its agent gets. ``Toolbox`` resolves those names. ``finish`` is not
+``tools`` ([metadata.autoenvscaling.agent]) names the ones its agent gets. ``Toolbox`` resolves those names. ``finish`` is not
 a tool: it is how the agent loop ends, so every agent always has it.
 """
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 Arguments = dict[str, JsonValue]
 DEFAULT_TOOLS = ("bash",)
-"""What an agent gets when its task's ``[agent] tools`` is unset."""
+"""What an agent gets when its task's ``tools`` ([metadata.autoenvscaling.agent]) is unset."""
 
 
 class ToolContext(BaseModel):
@@ -152,7 +152,7 @@ class BashTool(Tool):
 
 
 class Toolbox:
-    """Tools by name: what an agent resolves its task's ``[agent] tools`` against. ``factories``
+    """Tools by name: what an agent resolves its task's ``tools`` ([metadata.autoenvscaling.agent]) against. ``factories``
     maps each name to something that makes a fresh tool (a Tool class); ``from_host`` takes the
     host's tool registry, whose classes are imported only when a task asks for them."""
 
@@ -182,7 +182,7 @@ class Toolbox:
         unknown = [n for n in wanted if n not in self._factories]
         if unknown:
             raise UsageError(unknown_tools_message(unknown, self.names()),
-                             hint="install the plugin that provides it, or fix [agent] tools in task.toml")
+                             hint="install the plugin that provides it, or fix tools in [metadata.autoenvscaling.agent] of task.toml")
         return [self._factories[n]() for n in dict.fromkeys(wanted)]
 
 
@@ -191,9 +191,9 @@ def unknown_tools_message(unknown: Collection[str], known: Collection[str]) -> s
 
 
 def task_tool_problems(task: Task, known: Collection[str]) -> list[str]:
-    """Lint findings: tool names in ``[agent] tools`` (top level or a step's) that no plugin registers."""
-    wanted = [("[agent] tools", task.config.agent.tools)]
-    wanted += [(f"step {s.name} [agent] tools", s.agent.tools) for s in task.steps if s.agent is not None]
+    """Lint findings: tool names in ``tools`` ([metadata.autoenvscaling.agent]) (top level or a step's) that no plugin registers."""
+    wanted = [("tools", task.config.agent.tools)]
+    wanted += [(f"step {s.name} tools", s.agent.tools) for s in task.steps if s.agent is not None]
     out = []
     for where, names in wanted:
         unknown = [n for n in names or [] if n not in known]

@@ -170,7 +170,7 @@ class SolverSpec(BaseModel):
         return self.llm.model
 
     def build(self, host: PluginHost, llm: LLMBackend | None = None) -> SolverAgent:
-        """The agent, with every tool registered with ``host`` for tasks whose ``[agent] tools`` name them."""
+        """The agent, with every tool registered with ``host`` for tasks whose ``tools`` ([metadata.autoenvscaling.agent]) name them."""
         from ..agents.solver import SolverAgent
         from ..agents.tools import Toolbox
 

@@ -93,7 +93,7 @@ def lint_findings(task: Task, *, backend: str | None = None, catalog: BackendCat
     findings = [Finding(p) for p in (_schema_problems(task) + _required_files(task))] + _harbor_name(task)
     findings += _dockerfile_findings(task, backend, compose=caps is None or caps.compose)
     findings += requirement_findings(task, backend, catalog)
-    findings += [Finding(p) for p in task_tool_problems(task, catalog.host.tools.names())]  # [agent] tools
+    findings += [Finding(p) for p in task_tool_problems(task, catalog.host.tools.names())]  # the task's tools
     findings += [Finding(p) for p in (_image_leaks(task) + _solution_problems(task) + _reward_problems(task))]
     return findings
 

@@ -34,7 +34,7 @@ def autoenvscaling_register_sandbox_backends(registrar: Registrar[SandboxBackend
 def autoenvscaling_register_agents(registrar: Registrar[Agent]) -> None:
     registrar.add("oracle", "autoenvscaling.agents.builtin:OracleAgent", description="runs solution/solve.sh")
     registrar.add("nop", "autoenvscaling.agents.builtin:NopAgent", description="does nothing")
-    registrar.add("solver", "autoenvscaling.agents.solver:SolverAgent", description="LLM terminal agent (bash, finish and the task's [agent] tools)")
+    registrar.add("solver", "autoenvscaling.agents.solver:SolverAgent", description="LLM terminal agent (bash, finish and the task's tools)")
 
 
 @hookimpl

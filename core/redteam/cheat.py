@@ -84,8 +84,9 @@ def mentioned_paths(task: Task, step: StepConfig | None = None) -> list[str]:
 
 
 def declared_outputs(task: Task) -> list[str]:
-    """The task's declared outputs (``[verifier] outputs``), else the paths its instruction names."""
-    return list(task.config.verifier.outputs) or mentioned_paths(task)
+    """What the task asks for (provenance ``asks``), else its declared outputs (verifier ``outputs``),
+    else the paths its instruction names."""
+    return list(task.provenance.asks or task.config.verifier.outputs) or mentioned_paths(task)
 
 
 def quote(path: str) -> str:
@@ -108,7 +109,7 @@ def exists_only_control(task: Task, paths: list[str]) -> Task:
 
 
 def agent_view_control(task: Task) -> Task:
-    """``task`` verified on the agent's filesystem as it is (``[verifier] view = "agent"``, Harbor's
+    """``task`` verified on the agent's filesystem as it is (``view = "agent"``, Harbor's
     behaviour): what a plant that only the verifier view stops earns without it."""
     verifier = task.config.verifier.model_copy(update={"view": "agent"})
     return task.with_config(task.config.model_copy(update={"verifier": verifier}))

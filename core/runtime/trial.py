@@ -294,7 +294,7 @@ class TrialRunner:
     """Runs attempts of tasks with one backend.
 
     Verification follows docs/verification.md: agent processes gone, the attempt's changes read by
-    the backend, those the task's ``[verifier] view`` hides put back to the image's state with a
+    the backend, those the task's verifier ``view`` hides put back to the image's state with a
     trusted toolchain, fresh /tests and /logs/verifier, then test.sh with the verifier runtimes that
     apply (``runtimes``; default: every one registered with ``host``, or with a new plugin host)."""
 

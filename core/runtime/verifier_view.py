@@ -241,7 +241,7 @@ _IMPORT_NAMES = (
 
 def verifier_imports(files: dict[str, bytes], declared: Iterable[str] = ()) -> frozenset[str]:
     """The top-level modules the verifier's files (tests/, by path) name: what it imports or runs
-    on purpose, plus ``declared`` (``[verifier] imports``). An ``import a, b, c`` names all three."""
+    on purpose, plus ``declared`` (verifier ``imports``). An ``import a, b, c`` names all three."""
     found: set[str] = {d.split(".")[0] for d in declared}
     for data in files.values():
         if b"\0" in data[:4096]:

@@ -139,7 +139,7 @@ class BwrapBackend(SandboxBackend):
             Protection(name="no-leftover kill", active=ns, detail=kill),
             Protection(name="tamper-proof verification", active=ns and facts.overlay,
                        detail="the attempt's changes read on the host from its overlay layer; what the task's "
-                              "[verifier] view hides put back by the pristine image's own rm and cp; verifier "
+                              "verifier view hides put back by the pristine image's own rm and cp; verifier "
                               "runtimes bound read-only into the verifier's command alone (docs/verification.md)"),
         ]
 

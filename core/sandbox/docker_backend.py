@@ -460,7 +460,7 @@ class DockerBackend(SandboxBackend):
         out = dict(self._observed)
         out["tamper-proof verification"] = Protection(
             name="tamper-proof verification", active=True,
-            detail="the attempt's changes from the engine's container diff; what the task's [verifier] view "
+            detail="the attempt's changes from the engine's container diff; what the task's verifier view "
                    "hides put back from a scratch container of the image through the archive endpoint; agent "
                    "processes swept by the image's own /bin/sh (docs/verification.md)")
         out.setdefault("storage cap", Protection(name="storage cap", active=False, detail="storage_opt not tried yet"))

@@ -108,7 +108,7 @@ class EnvironmentConfig(_Section):
     a reduced mode its verifier reports (a kernel task checks correctness in the Triton interpreter
     and reports its timing as unmeasured); it still gets the GPUs wherever the backend has them.
     ``browser`` (ours, there too) asks for a browser the agent drives; so does a tool
-    named "browser" in ``[agent] tools``. See ``TaskRequirements`` (tasks/requirements.py).
+    named "browser" in ``tools`` ([metadata.autoenvscaling.agent]). See ``TaskRequirements`` (tasks/requirements.py).
     """
 
     build_timeout_sec: float = 600.0
@@ -165,7 +165,7 @@ class TaskConfig(_Section):
         verifier = data.get("verifier")
         if (isinstance(verifier, dict) and verifier.get("outputs") and "environment_mode" not in verifier
                 and verifier.get("view") != "agent"):
-            data["verifier"] = {**verifier, "environment_mode": "separate"}  # what [verifier] outputs meant
+            data["verifier"] = {**verifier, "environment_mode": "separate"}  # what verifier outputs meant
         _lift_own_fields(data)
         verifier = data.get("verifier")
         if isinstance(verifier, dict) and verifier.get("environment_mode") == "separate":
@@ -264,3 +264,6 @@ class Provenance(BaseModel):
     tokens_out: int | None = None
     cost_usd: float | None = None
     validation: dict[str, Any] | None = None
+    #: the absolute paths the task asks the agent to produce or change, where its declared outputs are
+    #: wider (a terminal task declares /app whole): what the red team's cheats aim at
+    asks: list[str] | None = None

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict
 
 from .task import Task
 
-BROWSER_TOOL = "browser"  # an [agent] tools entry that asks for a browser, like [environment] browser
+BROWSER_TOOL = "browser"  # a tools entry that asks for a browser, like browser = true
 
 
 class TaskRequirements(BaseModel):
@@ -34,7 +34,7 @@ class TaskRequirements(BaseModel):
 
 
 def requirements_of(task: Task) -> TaskRequirements:
-    """The requirements of ``task``, from ``[environment]``, ``[agent] tools`` (of the task and of its
+    """The requirements of ``task``, from ``[environment]``, ``tools`` ([metadata.autoenvscaling.agent]) (of the task and of its
     steps) and environment/."""
     # The compose file names are the sandbox layer's knowledge; imported here, not at module level,
     # so the task model never depends on the sandboxes at import.

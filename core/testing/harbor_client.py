@@ -10,8 +10,8 @@ No registry is reachable here, so before Harbor builds a task the base images it
 (rootfs.resolve_base), plus one addition only where the host reaches package indexes through a
 TLS-intercepting proxy: the host's CA bundle in /usr/local/share/ca-certificates, so a Dockerfile's
 ``apt-get install ca-certificates`` trusts the proxy as Harbor's builds on a normal network trust
-PyPI. The names are removed again afterwards (``stand_ins``), so our own docker backend never mistakes
-them for the engine's own images.
+PyPI. The names are removed again afterwards (``stand_ins``), and while they exist a label tells our
+own docker backend that they are not the engine's own images.
 """
 
 from __future__ import annotations
@@ -33,9 +33,12 @@ from ..errors import MissingPrerequisite
 
 HARBOR_REQUIREMENTS = ("harbor==0.26.*", "podman-compose==1.5.0")
 VENV_ENV = "AUTOENVSCALING_HARBOR_VENV"
-#: Harbor findings a generated task may carry, by domain, and why. computer_use's verifier asks the
-#: running web app for its state, which a separate verifier container (a fresh app) would not have.
-ALLOWED_FINDINGS = {"computer_use": {"shared-verifier"}}
+#: The one Harbor finding a generated task may carry: ``shared-verifier`` on a task that chose
+#: Harbor's shared verifier (``environment_mode = "shared"``) because a separate one cannot see what
+#: it checks: computer_use's verifier asks the running web app for its state (a separate container
+#: holds a fresh app), and a terminal task with symbolic links to make (Harbor's artifact copy drops
+#: links to absolute paths).
+EXPLAINED_RULE = "shared-verifier"
 
 
 def venv_path() -> Path:
@@ -81,6 +84,20 @@ def lint(harbor: Path, task_dirs: Iterable[Path]) -> list[dict]:
         raise RuntimeError(f"harbor lint printed no JSON (exit {proc.returncode}): {proc.stderr.strip()[-300:]}") from None
 
 
+def unexplained(findings: list[dict]) -> list[dict]:
+    """The findings that are not a declared choice (see ``EXPLAINED_RULE``)."""
+    import tomllib
+
+    def chose_shared(path: str) -> bool:
+        toml = Path(path) if Path(path).name == "task.toml" else Path(path) / "task.toml"
+        try:
+            return tomllib.loads(toml.read_text())["verifier"]["environment_mode"] == "shared"
+        except (OSError, KeyError, TypeError, tomllib.TOMLDecodeError):
+            return False
+
+    return [f for f in findings if not (f.get("rule") == EXPLAINED_RULE and chose_shared(f.get("path", "")))]
+
+
 def base_images(task_dirs: Iterable[Path]) -> list[str]:
     """The FROM images of the tasks' Dockerfiles, first stage names and ``scratch`` left out."""
     found: dict[str, None] = {}
@@ -106,7 +123,7 @@ def stand_ins(images: Iterable[str]) -> Iterator[list[str]]:
     import docker
 
     from ..sandbox.buildnet import host_ca_bundle
-    from ..sandbox.docker_images import ImageStore
+    from ..sandbox.docker_images import STAND_IN_LABEL, ImageStore
     from ..sandbox.rootfs import resolve_base
 
     client = docker.from_env()
@@ -121,7 +138,7 @@ def stand_ins(images: Iterable[str]) -> Iterator[list[str]]:
             base = store.base_image(mapping.base)
             ref = image if "/" in image.split(":")[0] else f"docker.io/library/{image}"
             with tempfile.TemporaryDirectory() as ctx:
-                lines = [f"FROM {base}"]
+                lines = [f"FROM {base}", f"LABEL {STAND_IN_LABEL}=1"]
                 if bundle:
                     shutil.copyfile(bundle, Path(ctx) / "host-ca.crt")
                     lines.append("COPY host-ca.crt /usr/local/share/ca-certificates/host-ca.crt")

@@ -148,7 +148,7 @@ def test_unknown_tool_names_in_a_task_are_lint_problems() -> None:
     config = task.config.model_copy(update={"agent": task.config.agent.model_copy(update={"tools": ["bash", "kv"]})})
     named = task.model_copy(update={"config": config})
     assert task_tool_problems(named, ["bash", "echo"]) == [
-        "[agent] tools: unknown tool(s) 'kv' (registered tools: bash, echo)"]
+        "tools: unknown tool(s) 'kv' (registered tools: bash, echo)"]
 
 
 def test_bash_runs_in_the_sandbox_with_the_context_timeout() -> None:

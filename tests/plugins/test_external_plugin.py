@@ -204,7 +204,7 @@ def test_without_the_plugin_the_task_fails_lint_naming_the_registered_tools() ->
     assert out.returncode == 0, out.stderr[-2000:]
     [report] = json.loads(out.stdout)
     assert report["status"] == "invalid" and report["gates"][0]["name"] == "lint"
-    assert "[agent] tools: unknown tool(s) 'kv' (registered tools: bash)" in report["reason"]
+    assert "tools: unknown tool(s) 'kv' (registered tools: bash)" in report["reason"]
 
 
 def test_run_accepts_the_plugin_backend(bwrap: BwrapBackend, tmp_path: Path) -> None:

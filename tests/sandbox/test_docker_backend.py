@@ -540,3 +540,30 @@ def test_uploads_are_cut_after_the_end_of_archive_blocks():
     assert unpadded_tar(b"not a tar") == b"not a tar"
     trailing = padded + b"junk"
     assert unpadded_tar(trailing) == trailing
+
+
+@docker
+def test_a_stand_in_the_harbor_harness_lent_a_real_name_is_still_mapped(docker_backend, tmp_path, monkeypatch):
+    """While bench/bench_harbor.py has put our python stand-in under ``python:3.11-slim`` for Harbor's
+    builds, our own builds still map that name (its label says what it is); an unlabelled image under
+    a name is the engine's own and used as is (the positive control)."""
+    import subprocess
+
+    from autoenvscaling.sandbox.docker_images import STAND_IN_LABEL
+
+    base = docker_backend.images.base_image("python-3.11-bookworm")
+    names = {"labelled": "localhost/aes-test-stand-in:1", "plain": "localhost/aes-test-own:1"}
+    for kind, name in names.items():
+        (tmp_path / kind).mkdir()
+        label = f"\nLABEL {STAND_IN_LABEL}=1" if kind == "labelled" else ""
+        (tmp_path / kind / "Dockerfile").write_text(f"FROM {base}{label}\n")
+        subprocess.run(["podman", "build", "-q", "-t", name, str(tmp_path / kind)], check=True, capture_output=True)
+    monkeypatch.setenv("AUTOENVSCALING_BASE_IMAGES", "localhost/aes-test-*=python-3.11-bookworm")
+    try:
+        lent = docker_backend.images.resolve_mapping(names["labelled"])
+        own = docker_backend.images.resolve_mapping(names["plain"])
+    finally:
+        for name in names.values():
+            subprocess.run(["podman", "rmi", "-f", name], capture_output=True)
+    assert lent == (base, {"image": names["labelled"], "base": "python-3.11-bookworm", "note": "mapped by AUTOENVSCALING_BASE_IMAGES"})
+    assert own[0] == names["plain"] and own[1]["note"] == "the engine's own image, used as is"

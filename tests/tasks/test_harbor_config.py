@@ -124,3 +124,18 @@ def test_the_lint_gate_refuses_a_generated_task_harbor_would_refuse():
     assert [f.level for f in lint_findings(imported) if "org/name" in f.text] == ["warning"]
     good = Task.create("a/demo", {"task": {"name": "a/demo"}}, "x", {}).with_provenance(domain="toy")
     assert not [f for f in lint_findings(good) if "org/name" in f.text]
+
+
+def test_the_harbor_harness_explains_only_a_declared_shared_verifier(tmp_path):
+    from autoenvscaling.testing import harbor_client as hc
+
+    shared, separate = tmp_path / "shared", tmp_path / "separate"
+    for folder, mode in ((shared, "shared"), (separate, "separate")):
+        (folder / "environment").mkdir(parents=True)
+        (folder / "task.toml").write_text(f'[verifier]\nenvironment_mode = "{mode}"\n')
+        (folder / "environment" / "Dockerfile").write_text("FROM debian:bookworm AS build\nFROM build\nFROM python:3.11-slim\n")
+    findings = [{"rule": "shared-verifier", "path": str(shared / "task.toml")},
+                {"rule": "shared-verifier", "path": str(separate / "task.toml")},
+                {"rule": "unknown-config-field", "path": str(shared / "task.toml")}]
+    assert hc.unexplained(findings) == findings[1:]
+    assert hc.base_images([shared, separate]) == ["debian:bookworm", "python:3.11-slim"]

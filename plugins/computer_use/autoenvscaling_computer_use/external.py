@@ -15,7 +15,7 @@ correct run leaves). A collection in this shape is imported with
                                              # (any status below 500); it should within seconds (the
                                              # sandbox waits up to 20 s, the ENTRYPOINT gives up at 60 s)
         data = ["/opt/aes-app"]              # optional: where the running app keeps its state (absolute
-                                             # paths; default its folder): the task's [verifier] outputs,
+                                             # paths; default its folder): the task's verifier outputs,
                                              # the only changes of the attempt its verifier sees
         [reference]
         load = "load_reference.py"           # a .py or .sh script in the collection (not in app/)
@@ -93,7 +93,7 @@ class Collection:
     port: int
     ready_path: str
     load: str  # the load script, relative to root
-    data: tuple[str, ...] = (APP_HOME,)  # where the app keeps its state: the tasks' [verifier] outputs
+    data: tuple[str, ...] = (APP_HOME,)  # where the app keeps its state: the tasks' verifier outputs
 
     @property
     def url(self) -> str:

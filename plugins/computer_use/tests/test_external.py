@@ -47,7 +47,7 @@ def test_reads_the_fixture_collection():
 
 def test_each_task_becomes_a_browser_task_of_the_computer_use_domain():
     tasks = tasks_of()
-    assert sorted(t.name for t in tasks.values()) == sorted(f"tiny-todos-{i}" for i in GOOD + list(BAD))
+    assert sorted(t.name for t in tasks.values()) == sorted(f"autoenvscaling/tiny-todos-{i}" for i in GOOD + list(BAD))
     t = tasks["complete-plumber"]
     cfg = t.config
     assert cfg.environment.model_dump().get("browser") is True and cfg.agent.model_dump().get("tools") == ["browser"]
@@ -196,7 +196,7 @@ def test_the_format_reads_scans_and_counts(copy: Path):
     fmt = WebCollectionFormat()
     assert fmt.detect(FIXTURE) and not fmt.detect(FIXTURE / "app")
     assert fmt.count(FIXTURE) == 6 and not fmt.can_export
-    assert [t.name for t in fmt.read(FIXTURE)][:2] == ["tiny-todos-add-dry-cleaning", "tiny-todos-complete-plumber"]
+    assert [t.name for t in fmt.read(FIXTURE)][:2] == ["autoenvscaling/tiny-todos-add-dry-cleaning", "autoenvscaling/tiny-todos-complete-plumber"]
     with (copy / "tasks.jsonl").open("a") as fh:
         fh.write("{broken\n")
     scanned = list(fmt.scan(copy))

@@ -32,7 +32,7 @@ def import_cmd(path: Path, out: Path) -> None:
     """Import KernelBench problem files (a file or a folder; answers in answers/<stem>.py) as tasks.
     Degenerate and broken problems are listed with their reason and skipped."""
     from autoenvscaling.errors import TaskFormatError
-    from autoenvscaling.tasks import write_task
+    from autoenvscaling.tasks import short_name, write_task
 
     from .kernelbench import KernelBenchFormat
 
@@ -44,7 +44,7 @@ def import_cmd(path: Path, out: Path) -> None:
             click.echo(f"refused  {item.message}")
             continue
         written += 1
-        target = write_task(item, out / item.name)
+        target = write_task(item, out / short_name(item.name))
         has_answer = "solution/solution.py" in item.files
         click.echo(f"written  {target}{'' if has_answer else '  (no answer: no oracle, not admissible)'}")
     click.echo(f"{written} written, {refused} refused", err=True)

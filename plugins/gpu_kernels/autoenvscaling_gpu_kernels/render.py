@@ -2,7 +2,7 @@
 
     task.toml                    [environment] gpus = 1, gpu_optional = true (without a GPU the task
                                  is checked for correctness only, in the Triton interpreter);
-                                 [verifier] outputs = ["/app/solution.py"] (the answer is one file)
+                                 verifier outputs = ["/app/solution.py"] (the answer is one file)
     instruction.md               what to write, the rules, how it is scored
     environment/Dockerfile       the domain-wide image: Python, torch, triton, gcc (Triton compiles
                                  its launcher on a GPU); identical in every task, so it is built once

@@ -7,7 +7,7 @@
                                  in every task, so the layer cache builds it once) + COPY of the workspace
     environment/app/...          the workspace /app starts with
     tests/test.sh                runs tests/profcheck.py (python3 -I); the verifier sees the image
-                                 plus only the declared outputs ([verifier] outputs)
+                                 plus only the declared outputs (verifier outputs)
     tests/profcheck.py           the domain's checker library (verifier/profcheck.py, verbatim)
     tests/check_<family>.py      the family's checks (verifier/checks/<family>.py, verbatim)
     tests/spec.json              hidden: expected values, tolerances, digests of inputs to keep
@@ -76,7 +76,7 @@ def dockerfile() -> str:
 
 
 def verifier_outputs(outputs: dict[str, str]) -> list[str]:
-    """The task's ``[verifier] outputs``: the only paths of the agent's the verifier sees (the rest
+    """The task's verifier ``outputs``: the only paths of the agent's the verifier sees (the rest
     of /app and of the image is put back as it was built). An output inside a folder
     (``letters/AC-1.docx``) declares the whole folder, so letters written for the wrong recipients
     reach the checker too."""

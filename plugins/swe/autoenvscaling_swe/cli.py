@@ -158,9 +158,11 @@ async def _generate(repo_spec: str, commit: str | None, count: int, out: Path, *
 
 
 def _already(store: Any, repo: str, strategy: str, level: int, seed: int) -> bool:
+    from autoenvscaling.tasks import qualified_name
+
     from .render import instance_name
 
-    return instance_name(repo, strategy, level, seed) in store
+    return qualified_name(instance_name(repo, strategy, level, seed)) in store
 
 
 def admission_by(attempts: list[Any], key: str) -> dict[str, dict[str, int]]:

@@ -62,12 +62,10 @@ def inputs(task: Task) -> list[str]:
 
 def outputs(task: Task) -> list[str]:
     """What the task asks the agent to produce or change: what its generator recorded (provenance
-    parameter ``asks``), else its declared outputs, less inputs it starts with (else the /app paths
-    the instruction names that do not exist yet). The workdir as a whole names nothing."""
+    ``asks``), else its declared outputs, less inputs it starts with (else the /app paths the
+    instruction names that do not exist yet). The workdir as a whole names nothing."""
     have = inputs(task)
-    asks = task.provenance.parameters.get("asks")
-    declared = ([f"/app/{p}" for p in asks] if isinstance(asks, list) else
-                [p for p in task.config.verifier.outputs if p.rstrip("/") != "/app"])
+    declared = list(task.provenance.asks or [p for p in task.config.verifier.outputs if p.rstrip("/") != "/app"])
     declared = declared or [p for p in mentioned(task) if p.startswith("/app/")]
     return [p for p in declared if not any(h == p or h.startswith(p + "/") for h in have)
             and not p.endswith(("-wal", "-journal"))]

@@ -119,7 +119,7 @@ _ABS_PATH = re.compile(r"(?<![\w.~-])/[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.@+-]*)*")
 
 
 def et_outputs(final_source: str) -> list[str] | None:
-    """``[verifier] outputs`` of an imported task, where they can be known: ``[HOME]`` when every
+    """verifier ``outputs`` of an imported task, where they can be known: ``[HOME]`` when every
     absolute path its final-state test names lies under the agent's home and the test runs no
     command (whose result could depend on any part of the system). Otherwise None: the task keeps
     the protected view."""
@@ -199,7 +199,7 @@ def et_files(task: Task) -> dict[str, bytes]:
     else:
         literal = embedded_truth(final.text)
         truth = json.dumps(literal, indent=1, sort_keys=True) if literal is not None else ""
-    meta = {"name": task.name, "description": task.instruction or "", "truth": truth}
+    meta = {"name": short_name(task.name), "description": task.instruction or "", "truth": truth}
     meta.update(task.config.metadata.get("endless_terminals") or {})
     out: dict[str, bytes] = {TASK_JSON: (json.dumps(meta, indent=4) + "\n").encode(), FINAL: final.data, INITIAL: initial_data}
     env = task.environment_files

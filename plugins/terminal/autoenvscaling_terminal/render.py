@@ -125,6 +125,13 @@ _UVX_THEN_PYTEST = (
             echo "verifier: neither uvx nor pytest is available; every check counts as failed" >&2
         fi
     fi''')
+_REWARD = "    python3 -I /tests/reward.py --mode @REWARD_MODE@"
+# An imported image may have no python3 at all: then uv's Python scores the results, as uvx ran them.
+_REWARD_IMPORTED = '''    if command -v python3 >/dev/null 2>&1; then
+        python3 -I /tests/reward.py --mode @REWARD_MODE@
+    else
+        uv run --no-project python -I /tests/reward.py --mode @REWARD_MODE@
+    fi'''
 
 
 def verifier_script(test_file: str, reward_mode: str, *, imported: bool = False) -> str:
@@ -132,6 +139,7 @@ def verifier_script(test_file: str, reward_mode: str, *, imported: bool = False)
     the image's pytest; an ``imported`` task's (whose image may have none) first tries uvx."""
     how, run = _UVX_THEN_PYTEST if imported else _IMAGE_PYTEST
     text = package_text("verifier", "test.sh").replace("@HOW@", how).replace("@RUN_CHECKS@", run)
+    text = text.replace("@REWARD@", _REWARD_IMPORTED if imported else _REWARD)
     return text.replace("@TEST_FILE@", test_file).replace("@REWARD_MODE@", reward_mode)
 
 
@@ -202,7 +210,7 @@ def render(family: str, draft: Draft, *, seed: int, level: int, reward_mode: str
         "environment": {"build_timeout_sec": 900.0, "cpus": 1, "memory_mb": 1024, "storage_mb": 2048, "workdir": "/app"},
     }
     task = Task.create(name, config, draft.instruction, files)
-    asks = list(dict.fromkeys(p.strip("/") for p in draft.outputs if p.strip("/")))  # what the cheats aim at
-    parameters = _toml_safe({"kind": draft.kind, "level": level, "reward_mode": reward_mode, "asks": asks,
-                             **draft.parameters})
-    return task.with_provenance(domain=DOMAIN, family=family, parameters=parameters, seed=seed, difficulty=label)
+    asks = [f"/app/{p}" for p in dict.fromkeys(p.strip("/") for p in draft.outputs if p.strip("/"))]
+    parameters = _toml_safe({"kind": draft.kind, "level": level, "reward_mode": reward_mode, **draft.parameters})
+    return task.with_provenance(domain=DOMAIN, family=family, parameters=parameters, seed=seed, difficulty=label,
+                                asks=asks)  # what the cheats aim at: /app is declared whole

@@ -98,20 +98,22 @@ def test_cheats_that_solve_basics_steps_do_not_target_basics():
 
 # -- what the verifier sees, and how it runs --------------------------------------------------------
 def test_every_family_declares_its_outputs_at_every_level():
-    """Outputs declared (inputs included: the checks read them), test.sh isolated, and a content check
-    in every task (a task made only of shape checks could never pay)."""
+    """/app declared whole (what the task asks for and every input the checks read lie there; Harbor's
+    separate verifier gets it, deletions included), what the task asks for recorded for the red team
+    under /app, test.sh isolated, and a content check in every task (a task made only of shape checks
+    could never pay)."""
     for family in CATALOG:
         for kind in domain().kinds(family):
             for level in (0, 2, 4, 6):
                 task = domain().generate_level(family, seed=level, level=level, kind=kind)
-                declared = task.config.verifier.outputs
-                assert declared and all(p.startswith("/app/") and p != "/app/" for p in declared), (task.name, declared)
-                assert task.config.verifier.effective_view == "outputs"
-                inputs = [p[len("environment/app/"):] for p in task.files if p.startswith("environment/app/")]
-                for rel in inputs:  # the checks read every input (the guard): it is declared
-                    assert any(f"/app/{rel}" == p or f"/app/{rel}".startswith(p + "/") for p in declared), (task.name, rel)
+                assert task.config.verifier.outputs == ["/app"] and task.config.verifier.effective_view == "outputs"
+                mode = task.config.verifier.environment_mode
+                symlinks = any(s.get("op") == "symlink" for s in truth(task).get("steps", []))
+                assert mode == ("shared" if symlinks else "separate"), (task.name, mode)
+                asks = task.provenance.asks
+                assert asks and all(p.startswith("/app/") and p != "/app/" for p in asks), (task.name, asks)
                 if family != "basics" and (family, kind) not in IN_PLACE:  # results beside the inputs
-                    assert outputs(task), (task.name, declared)
+                    assert outputs(task), (task.name, asks)
                 test_sh = task.files["tests/test.sh"].text
                 assert "python3 -I /tests/reward.py" in test_sh and "python3 -I -m pytest" in test_sh
                 assert test_sh.rstrip().endswith('main "$@"; exit $?')
@@ -119,14 +121,14 @@ def test_every_family_declares_its_outputs_at_every_level():
                 assert [t for t in tests if not t.startswith(("test_initial_", "test_shape_"))], task.name
 
 
-def test_the_output_a_task_asks_for_is_declared():
+def test_the_output_a_task_asks_for_is_recorded():
     """Spot checks against the hidden truth: the report, the answer files, the script, the repo."""
     for family, kind, key in [("log_analysis", "access_report", "report"), ("csv_json", "convert", "out"),
                               ("cron_schedule", "write_crontab", "path"), ("shell_script", "stats", "script"),
                               ("python_script", "durations", "module"), ("config_env", "env_merge", "out")]:
         task = domain().generate_level(family, seed=9, level=2, kind=kind)
-        assert f"/app/{truth(task)[key]}" in task.config.verifier.outputs, (family, kind)
-    assert "/app/repo" in domain().generate_level("git_ops", seed=9, level=2, kind="branch_fix").config.verifier.outputs
+        assert f"/app/{truth(task)[key]}" in task.provenance.asks, (family, kind)
+    assert "/app/repo" in domain().generate_level("git_ops", seed=9, level=2, kind="branch_fix").provenance.asks
 
 
 def test_shape_checks_count_only_next_to_content():

@@ -51,7 +51,7 @@ class Draft:
     inline: list[str] = field(default_factory=list)
     agent_timeout_sec: float = 900.0
     #: what the task asks the agent to produce or change, relative to /app (files or directories):
-    #: with the inputs' top-level entries, the task's ``[verifier] outputs``, the only changes of the
+    #: with the inputs' top-level entries, the task's verifier ``outputs``, the only changes of the
     #: agent the verifier sees
     outputs: list[str] = field(default_factory=list)
     #: the verifier must run in the agent's own container (Harbor's "shared" mode) rather than a fresh

@@ -20,6 +20,6 @@ main() {
 
 @RUN_CHECKS@
 
-    python3 -I /tests/reward.py --mode @REWARD_MODE@
+@REWARD@
 }
 main "$@"; exit $?
