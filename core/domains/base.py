@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import abc
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar, Mapping, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -28,6 +28,16 @@ class Family(BaseModel):
     name: str
     description: str
     skills: list[str] = Field(default_factory=list)
+
+
+class KitExample(NamedTuple):
+    """One worked example of a domain's proposer kit: the generator call that makes it."""
+
+    family: str
+    seed: int
+    difficulty: str = "medium"
+    #: further keyword arguments of the domain's ``generate`` (terminal's ``kind``)
+    options: Mapping[str, Any] = {}
 
 
 class ProposerKit(BaseModel):
@@ -86,9 +96,22 @@ class Domain(abc.ABC):
         """``vary``, awaitable."""
         return self.vary(parent, direction=direction, seed=seed)
 
+    #: the worked examples of the proposer kit, made from the domain's own generators on first use
+    kit_examples: ClassVar[tuple[KitExample, ...]] = ()
+
     def kit(self) -> ProposerKit | None:
-        """The proposer kit for LLM proposers, or None when the domain has none."""
-        return None
+        """The proposer kit for LLM proposers, or None when the domain has none. The default reads
+        ``kit/guide.md`` and ``kit/contract.md`` from the domain's package and generates
+        ``kit_examples`` once per version of the code (see ``autoenvscaling.domains.kit``)."""
+        from .kit import domain_kit
+
+        return domain_kit(self)
+
+    def kit_tasks(self) -> list[Task]:
+        """The kit's worked examples as generated now. Override to generate them another way (a
+        published secret, another strategy); the kit caches what this returns."""
+        return [self.generate(e.family, seed=e.seed, difficulty=e.difficulty, **dict(e.options))
+                for e in self.kit_examples]
 
     def redteam_tested(self, task: Task) -> bool:
         """Whether the red-team gate may leave ``task`` alone: only when it is exactly what one of

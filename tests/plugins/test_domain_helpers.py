@@ -12,8 +12,9 @@ from click.testing import CliRunner
 
 from autoenvscaling.cli.domain_cmds import add_family_commands
 from autoenvscaling.cli.seeds import parse_seeds
-from autoenvscaling.domains.base import LevelledDomain
-from autoenvscaling.domains.kit import package_kit, write_examples
+from autoenvscaling.domains import kit as kit_module
+from autoenvscaling.domains.base import KitExample, LevelledDomain
+from autoenvscaling.domains.kit import write_examples
 from autoenvscaling.errors import UsageError
 from autoenvscaling.tasks import Task, read_task, short_name
 from autoenvscaling.testing import ToyDomain
@@ -83,16 +84,70 @@ def test_family_commands_list_and_write_tasks(tmp_path):
     assert bad.exit_code != 0 and "unknown toy family 'nope'" in str(bad.exception)
 
 
-def test_kits_are_read_from_package_data_and_examples_rewritten(tmp_path, monkeypatch):
+KIT_DOMAIN = """
+from autoenvscaling.domains.base import KitExample
+from autoenvscaling.testing import ToyDomain
+
+
+class KitToy(ToyDomain):
+    kit_examples = (KitExample("write-file", 4), KitExample("count-lines", 2, "hard"))
+"""
+
+
+def _toy_kit_package(tmp_path, monkeypatch, *, guide: bool = True):
     package = tmp_path / "toy_kit_pkg"
     (package / "kit").mkdir(parents=True)
     (package / "__init__.py").write_text("")
-    (package / "kit" / "guide.md").write_text("how to write toy tasks\n")
-    (package / "kit" / "contract.md").write_text("what admission needs\n")
-    task = Levelled().generate(Levelled().families()[0].name, seed=4)
-    write_examples([task], package / "kit" / "examples")
+    (package / "domain.py").write_text(KIT_DOMAIN)
+    if guide:
+        (package / "kit" / "guide.md").write_text("how to write toy tasks\n")
+        (package / "kit" / "contract.md").write_text("what admission needs\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    sys.modules.pop("toy_kit_pkg", None)
-    kit = package_kit("toy_kit_pkg")
+    monkeypatch.setenv("AUTOENVSCALING_CACHE", str(tmp_path / "cache"))
+    for name in ("toy_kit_pkg", "toy_kit_pkg.domain"):
+        sys.modules.pop(name, None)
+    kit_module._source_digests.pop("toy_kit_pkg", None)
+    from toy_kit_pkg.domain import KitToy
+
+    return package, KitToy
+
+
+def test_kits_read_the_guide_from_package_data_and_build_their_examples_once(tmp_path, monkeypatch):
+    package, KitToy = _toy_kit_package(tmp_path, monkeypatch)
+    kit = KitToy().kit()
     assert kit.guide == "how to write toy tasks\n" and kit.contract == "what admission needs\n"
-    assert [p.name for p in kit.examples] == [short_name(task.name)] and read_task(kit.examples[0]).digest() == task.digest()
+    fresh = KitToy().kit_tasks()
+    assert [p.name for p in kit.examples] == sorted(short_name(t.name) for t in fresh)
+    assert {read_task(p).digest() for p in kit.examples} == {t.digest() for t in fresh}
+    assert all(p.is_relative_to(tmp_path / "cache" / "kits" / "toy") for p in kit.examples)
+    # built once: a second kit (another process would see the same folder) reuses the files
+    (kit.examples[0] / "marker").write_text("kept")
+    kit_module._kits.clear()
+    assert (KitToy().kit().examples[0] / "marker").read_text() == "kept"
+
+
+def test_a_change_to_the_domain_code_or_the_example_list_gives_new_examples(tmp_path, monkeypatch):
+    package, KitToy = _toy_kit_package(tmp_path, monkeypatch)
+    first = KitToy().kit().examples
+    # the package's code changes (a generator fixed): a new key, so the examples are built again
+    (package / "domain.py").write_text(KIT_DOMAIN + "\n# a generator changed\n")
+    kit_module._source_digests.pop("toy_kit_pkg", None)
+    second = KitToy().kit().examples
+    assert second[0].parent != first[0].parent and [p.name for p in second] == [p.name for p in first]
+    # another example list: other tasks
+    class Other(KitToy):
+        kit_examples = (KitExample("write-file", 9),)
+
+    assert [read_task(p).provenance.seed for p in Other().kit().examples] == [9]
+
+
+def test_a_domain_without_a_guide_has_no_kit(tmp_path, monkeypatch):
+    _, KitToy = _toy_kit_package(tmp_path, monkeypatch, guide=False)
+    assert KitToy().kit() is None
+
+
+def test_write_examples_replaces_the_folder(tmp_path):
+    task = Levelled().generate(Levelled().families()[0].name, seed=4)
+    (tmp_path / "ex" / "stale").mkdir(parents=True)
+    written = write_examples([task], tmp_path / "ex")
+    assert [p.name for p in (tmp_path / "ex").iterdir()] == [short_name(task.name)] == [p.name for p in written]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from autoenvscaling.domains.base import Family, LevelledDomain, ProposerKit
+from autoenvscaling.domains.base import Family, KitExample, LevelledDomain
 from autoenvscaling.errors import UsageError
 from autoenvscaling.tasks import Task
 
@@ -21,6 +21,7 @@ class ComputerUseDomain(LevelledDomain):
     description = "web apps in a real browser: search and edit, forms, checkout, bulk edits, booking (Playwright + Chromium)"
     sandbox_backend = "bwrap"
     min_level, max_level = MIN_LEVEL, MAX_LEVEL
+    kit_examples = (KitExample("crm_search_edit", 3, "easy"), KitExample("shop_checkout", 2, "medium"))
 
     def families(self) -> list[Family]:
         return [Family(name=f.name, description=f.description, skills=list(f.skills)) for f in CATALOG.values()]
@@ -41,7 +42,13 @@ class ComputerUseDomain(LevelledDomain):
     def neighbour(self, family: str) -> str:
         return CATALOG[family].neighbour if CATALOG[family].neighbour in CATALOG else family
 
-    def kit(self) -> ProposerKit:
-        from .proposer_kit import proposer_kit
+    def kit_tasks(self) -> list[Task]:
+        """The worked examples, their state keys derived from the published ``render.EXAMPLE_SECRET``
+        so they are the same on every machine (and must never be trained on)."""
+        from . import render
 
-        return proposer_kit()
+        token = render._SECRET_OVERRIDE.set(render.EXAMPLE_SECRET)
+        try:
+            return super().kit_tasks()
+        finally:
+            render._SECRET_OVERRIDE.reset(token)

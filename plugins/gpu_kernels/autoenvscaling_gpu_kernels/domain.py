@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from autoenvscaling.domains.base import Family, LevelledDomain, ProposerKit
+from autoenvscaling.domains.base import Family, KitExample, LevelledDomain
 from autoenvscaling.errors import UsageError
 from autoenvscaling.tasks import Task
 
@@ -20,6 +20,7 @@ class GpuKernelsDomain(LevelledDomain):
     description = "Triton kernels for PyTorch references: fusions, norms, reductions, scans, matmul epilogues"
     sandbox_backend = "bwrap"
     min_level, max_level = MIN_LEVEL, MAX_LEVEL
+    kit_examples = (KitExample("row_norm", 1, "medium"), KitExample("matmul_epilogue", 2, "easy"))
 
     def families(self) -> list[Family]:
         return [Family(name=f.name, description=f.description, skills=list(f.skills)) for f in CATALOG.values()]
@@ -37,8 +38,3 @@ class GpuKernelsDomain(LevelledDomain):
         """Variations: one level simpler or harder (fewer or more fused operations, sizes that need
         masks, longer rows), or the neighbouring family ("different")."""
         return CATALOG[family].neighbour
-
-    def kit(self) -> ProposerKit:
-        from .proposer_kit import proposer_kit
-
-        return proposer_kit()

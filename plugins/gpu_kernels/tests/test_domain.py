@@ -119,17 +119,12 @@ def test_the_kernel_harness_runtime_serves_the_installed_harness(tmp_path):
     assert "/opt/autoenvscaling-verifier/kernel-harness" in harness_files()["test.sh"]
 
 
-def test_the_proposer_kit_ships_current_examples(tmp_path):
-    from autoenvscaling_gpu_kernels.proposer_kit import example_tasks, proposer_kit
-
+def test_the_proposer_kit_examples_pass_the_lint_gate():
     kit = GpuKernelsDomain().kit()
     assert "degenerate" in kit.guide.lower() and "gpu_optional" in kit.contract
-    assert [p.name for p in kit.examples] == sorted(short_name(t.name) for t in example_tasks())
+    assert sorted(read_task(p).provenance.family for p in kit.examples) == ["matmul_epilogue", "row_norm"]
     for example in kit.examples:
-        shipped, fresh = read_task(example), next(t for t in example_tasks() if short_name(t.name) == example.name)
-        assert shipped.digest() == fresh.digest(), f"{example.name} is stale: python -m autoenvscaling_gpu_kernels.proposer_kit"
-        assert gate(shipped).status == "pass"
-    assert proposer_kit().examples == kit.examples
+        assert gate(read_task(example)).status == "pass", example.name
 
 
 # -- KernelBench ------------------------------------------------------------------------------------

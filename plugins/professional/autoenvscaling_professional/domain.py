@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from autoenvscaling.domains.base import Family, LevelledDomain, ProposerKit
+from autoenvscaling.domains.base import Family, KitExample, LevelledDomain
 from autoenvscaling.errors import UsageError
 from autoenvscaling.tasks import Task
 
@@ -21,6 +21,7 @@ class ProfessionalDomain(LevelledDomain):
     description = "office work on generated documents: xlsx, docx, PDF, CSV, ics (reconcile, formulas, extract, memo, mail merge, schedule, clean, format)"
     sandbox_backend = "bwrap"
     min_level, max_level = MIN_LEVEL, MAX_LEVEL
+    kit_examples = (KitExample("summary_formulas", 4, "medium"), KitExample("memo_docx", 2, "easy"))
 
     def families(self) -> list[Family]:
         return [Family(name=f.name, description=f.description, skills=list(f.skills)) for f in CATALOG.values()]
@@ -42,7 +43,3 @@ class ProfessionalDomain(LevelledDomain):
         neighbouring family at the same level ("different")."""
         return CATALOG[family].neighbour
 
-    def kit(self) -> ProposerKit:
-        from .proposer_kit import proposer_kit
-
-        return proposer_kit()

@@ -12,7 +12,7 @@ import asyncio
 import concurrent.futures
 from typing import Any, Coroutine, TypeVar
 
-from autoenvscaling.domains.base import DIFFICULTIES, DIRECTIONS, Domain, Family, ProposerKit
+from autoenvscaling.domains.base import DIFFICULTIES, DIRECTIONS, Domain, Family
 from autoenvscaling.errors import UsageError
 from autoenvscaling.tasks import Task
 
@@ -105,12 +105,7 @@ class SweDomain(Domain):
         child = await self.generate_level(family, seed=seed, level=level)
         return child.with_provenance(parent=parent.name, direction=direction)
 
-    def kit(self) -> ProposerKit:
-        from importlib import resources
-        from pathlib import Path
-
-        root = resources.files(__package__).joinpath("kit")
-        examples = Path(str(root.joinpath("examples")))
-        return ProposerKit(guide=root.joinpath("guide.md").read_text(encoding="utf-8"),
-                           contract=root.joinpath("contract.md").read_text(encoding="utf-8"),
-                           examples=sorted(p for p in examples.iterdir() if p.is_dir()) if examples.is_dir() else [])
+    def kit_tasks(self) -> list[Task]:
+        """The worked examples: one bug from the seed repository's own history, one injected."""
+        return [run_sync(self.generate_level("tablefmt", seed=0, level=1, strategy="history")),
+                run_sync(self.generate_level("unitconv", seed=3, level=1, strategy="mutation"))]

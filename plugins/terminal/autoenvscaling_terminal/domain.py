@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from autoenvscaling.domains.base import DIFFICULTIES, DIRECTIONS, Domain, Family, ProposerKit
+from autoenvscaling.domains.base import DIFFICULTIES, DIRECTIONS, Domain, Family, KitExample
 from autoenvscaling.errors import UsageError
 from autoenvscaling.tasks import Task
 
@@ -26,6 +26,10 @@ class TerminalDomain(Domain):
     name = "terminal"
     description = "procedural shell tasks (basics, files, logs, data, text, scripts, archives, SQLite, git, config, cron, processes)"
     sandbox_backend = "bwrap"
+
+    kit_examples = (KitExample("log_analysis", 3, "medium", {"kind": "app_errors"}),
+                    KitExample("git_ops", 5, "hard", {"kind": "restore_file"}),
+                    KitExample("shell_script", 2, "easy", {"kind": "stats"}))
 
     def families(self) -> list[Family]:
         return [Family(name=f.name, description=f.description, skills=list(f.skills)) for f in CATALOG.values()]
@@ -103,11 +107,6 @@ class TerminalDomain(Domain):
                                  hint="vary it with direction='different'")
         child = self.generate_level(family, seed=seed, level=level, kind=kind, reward_mode=mode)
         return child.with_provenance(parent=parent.name, direction=direction)
-
-    def kit(self) -> ProposerKit:
-        from .proposer_kit import proposer_kit
-
-        return proposer_kit()
 
     @staticmethod
     def _module(family: str):  # noqa: ANN205 - a generator module

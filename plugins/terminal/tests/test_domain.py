@@ -109,14 +109,7 @@ def test_proposer_kit():
     kit = domain().kit()
     assert "# Writing terminal tasks" in kit.guide and "# The terminal task contract" in kit.contract
     assert "reward.json" in kit.contract and "test_initial_" in kit.contract
-    assert len(kit.examples) == 3
-    from autoenvscaling_terminal.proposer_kit import example_tasks
-
-    fresh = {t.name: t for t in example_tasks()}
-    for path in kit.examples:
-        task = read_task(path)
-        assert task.name in fresh, f"{path.name} is not one of the kit's examples"
-        assert task == fresh[task.name], f"{path.name} is stale: run python -m autoenvscaling_terminal.proposer_kit"
+    assert sorted(read_task(p).provenance.family for p in kit.examples) == ["git_ops", "log_analysis", "shell_script"]
 
 
 def test_cli_lists_families_as_json():
