@@ -23,25 +23,25 @@ if TYPE_CHECKING:
 DIFFICULTY_CHOICES = ["easy", "medium", "hard", "all"]
 
 
+def _short(value: object) -> str:
+    return ", ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+
+
 def add_family_commands(group: click.Group, make_domain: Callable[[], Domain]) -> None:
     @group.command("families")
     @click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
     def families(as_json: bool) -> None:
-        """List the generator families with their skills."""
-        from ..domains.base import LevelledDomain
-
+        """List the generator families with their skills (and what else the domain says of them)."""
         domain = make_domain()
         rows = [{"name": f.name, "description": f.description, "skills": list(f.skills),
-                 "difficulties": ["easy", "medium", "hard"]} for f in domain.families()]
-        if isinstance(domain, LevelledDomain):
-            for row in rows:
-                row["neighbour"] = domain.neighbour(row["name"])
+                 "difficulties": ["easy", "medium", "hard"], **domain.family_info(f.name)} for f in domain.families()]
         if as_json:
             click.echo(json.dumps(rows, indent=2))
             return
         width = max((len(r["name"]) for r in rows), default=0)
         for r in rows:
-            click.echo(f"{r['name']:<{width}}  {r['description']}")
+            extra = "  ".join(_short(r[k]) for k in r if k not in {"name", "description", "skills", "difficulties", "neighbour"})
+            click.echo(f"{r['name']:<{width}}  {extra + '  ' if extra else ''}{r['description']}")
 
     @group.command("generate")
     @click.option("--family", "family_names", multiple=True, help="A family (repeatable; default: every family).")

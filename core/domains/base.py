@@ -96,6 +96,11 @@ class Domain(abc.ABC):
         """``vary``, awaitable."""
         return self.vary(parent, direction=direction, seed=seed)
 
+    def family_info(self, family: str) -> dict[str, Any]:
+        """Fields of ``family`` beyond name, description and skills, for ``<domain> families``
+        (a levelled domain adds its neighbour; terminal its kinds; computer_use its app)."""
+        return {}
+
     #: the worked examples of the proposer kit, made from the domain's own generators on first use
     kit_examples: ClassVar[tuple[KitExample, ...]] = ()
 
@@ -132,29 +137,41 @@ class LevelledDomain(Domain):
     """A domain whose families are built at a numeric level (easy 1, medium 2, hard 3; variations may
     step out to ``min_level``..``max_level``) and name a neighbouring family each. Subclasses give
     ``generate_level`` and ``neighbour``; ``generate`` maps a difficulty to its level, and ``vary``
-    steps one level or moves to the neighbour at the same level, recording the parent."""
+    steps one level or moves to the neighbour at the same level, recording the parent. Keyword
+    options of ``generate`` (terminal's ``kind``) pass through to ``generate_level``; ``vary_options``
+    says which of a parent's a child keeps, and ``floor_family`` is what "simpler" reaches below a
+    family's lowest level."""
 
     levels: ClassVar[dict[str, int]] = {"easy": 1, "medium": 2, "hard": 3}
     min_level: ClassVar[int] = 1
     max_level: ClassVar[int] = 3
+    #: the family "simpler" moves to from another family's ``min_level`` (None: nothing is simpler)
+    floor_family: ClassVar[str | None] = None
 
     @abc.abstractmethod
-    def generate_level(self, family: str, *, seed: int, level: int) -> Task:
-        """A task of ``family`` at ``level``, deterministic given ``seed``."""
+    def generate_level(self, family: str, *, seed: int, level: int, **options: Any) -> Task:
+        """A task of ``family`` at ``level``, deterministic given ``seed`` (and the options)."""
 
     @abc.abstractmethod
     def neighbour(self, family: str) -> str:
         """The family a "different" variation of a ``family`` task comes from."""
 
-    def generate(self, family: str, *, seed: int, difficulty: str = "medium") -> Task:
-        """A task of ``family``; the same (family, seed, difficulty) always gives the same task."""
+    def generate(self, family: str, *, seed: int, difficulty: str = "medium", **options: Any) -> Task:
+        """A task of ``family``; the same (family, seed, difficulty, options) always gives the same task."""
         if difficulty not in self.levels:
             raise UsageError(f"unknown difficulty {difficulty!r}", hint=f"use one of {', '.join(self.levels)}")
-        return self.generate_level(family, seed=seed, level=self.levels[difficulty])
+        return self.generate_level(family, seed=seed, level=self.levels[difficulty], **options)
+
+    def family_info(self, family: str) -> dict[str, Any]:
+        return {"neighbour": self.neighbour(family)}
 
     def check_level(self, level: int) -> None:
         if not self.min_level <= level <= self.max_level:
             raise UsageError(f"level {level} is out of range", hint=f"use {self.min_level}..{self.max_level}")
+
+    def vary_options(self, parent: Task, *, same_family: bool) -> dict[str, Any]:
+        """The ``generate_level`` options a child of ``parent`` keeps (default: none)."""
+        return {}
 
     def vary(self, parent: Task, *, direction: str, seed: int) -> Task:
         if direction not in DIRECTIONS:
@@ -166,10 +183,14 @@ class LevelledDomain(Domain):
         level, family = int(prov.parameters["level"]), prov.family
         if direction == "different":
             family = self.neighbour(family)
+        elif (direction == "simpler" and level == self.min_level and self.floor_family is not None
+              and family != self.floor_family):
+            family = self.floor_family  # below a family's simplest task: the family it builds on
         else:
             level += 1 if direction == "harder" else -1
             if not self.min_level <= level <= self.max_level:
                 raise UsageError(f"{parent.name} is already the {'hardest' if direction == 'harder' else 'simplest'} variant",
                                  hint="vary it with direction='different'")
-        child = self.generate_level(family, seed=seed, level=level)
+        options = self.vary_options(parent, same_family=family == prov.family)
+        child = self.generate_level(family, seed=seed, level=level, **options)
         return child.with_provenance(parent=parent.name, direction=direction)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from autoenvscaling.cli.seeds import parse_seeds
+from autoenvscaling.cli.domain_cmds import add_family_commands
 
 
 @click.group("computer-use")
@@ -12,13 +12,13 @@ def computer_use() -> None:
     """Computer-use tasks: web apps driven in a real browser."""
 
 
-@computer_use.command("families")
-def families() -> None:
-    """List the families, their apps and skills."""
-    from .families import CATALOG
+def _domain():  # noqa: ANN202 - imported when a command runs, not when the CLI loads
+    from .domain import ComputerUseDomain
 
-    for f in CATALOG.values():
-        click.echo(f"{f.name:22} {f.app:8} {f.description}")
+    return ComputerUseDomain()
+
+
+add_family_commands(computer_use, _domain)
 
 
 @computer_use.command("apps")
@@ -30,35 +30,6 @@ def apps() -> None:
     for name in app_names():
         doc = (app_module(name).__doc__ or "").strip().splitlines()[0]
         click.echo(f"{name:10} {doc}")
-
-
-
-@computer_use.command("generate")
-@click.option("--family", "family_names", multiple=True, help="family (repeatable; default: all)")
-@click.option("--difficulty", type=click.Choice(["easy", "medium", "hard"]), default="medium", show_default=True)
-@click.option("--seeds", default="0", show_default=True, help="seeds: 0-9 or 1,5,7")
-@click.option("--out", type=click.Path(file_okay=False), required=True, help="folder for the task directories")
-def generate(family_names: tuple[str, ...], difficulty: str, seeds: str, out: str) -> None:
-    """Write generated tasks as Harbor task directories."""
-    from pathlib import Path
-
-    from autoenvscaling.errors import UsageError
-    from autoenvscaling.tasks import short_name, write_task
-
-    from .domain import ComputerUseDomain
-    from .families import CATALOG
-
-    domain = ComputerUseDomain()
-    numbers = parse_seeds(seeds)
-    names = list(family_names) or list(CATALOG)
-    for name in names:
-        for seed in numbers:
-            try:
-                task = domain.generate(name, seed=seed, difficulty=difficulty)
-            except UsageError as exc:
-                raise click.ClickException(f"{exc.message} ({exc.hint})" if exc.hint else exc.message) from None
-            path = write_task(task, Path(out) / short_name(task.name), overwrite=True)
-            click.echo(str(path))
 
 
 @computer_use.command("screenshots")

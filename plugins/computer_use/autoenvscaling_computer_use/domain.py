@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from autoenvscaling.domains.base import Family, KitExample, LevelledDomain
 from autoenvscaling.errors import UsageError
@@ -38,6 +39,9 @@ class ComputerUseDomain(LevelledDomain):
             raise UsageError(f"unknown computer_use family {family!r}", hint=f"families: {', '.join(CATALOG)}") from None
         rng = random.Random(f"autoenvscaling-computer-use/{family}/{seed}/{level}")
         return render(family, module.build(rng, level), seed=seed, level=level)
+
+    def family_info(self, family: str) -> dict[str, Any]:
+        return {"app": CATALOG[family].app, **super().family_info(family)}
 
     def neighbour(self, family: str) -> str:
         return CATALOG[family].neighbour if CATALOG[family].neighbour in CATALOG else family

@@ -80,7 +80,7 @@ def test_the_cli_lists_and_generates(tmp_path):
     assert task == DOMAIN.generate("crm_search_edit", seed=1, difficulty="hard")
     assert task.config.environment.browser and task.config.agent.tools == ["browser"]
     bad = _cli("computer-use", "generate", "--family", "mail", "--out", str(tmp_path))
-    assert bad.returncode == 1 and "unknown computer_use family 'mail'" in bad.stderr and "families:" in bad.stderr
+    assert bad.returncode == 2 and "unknown computer_use family 'mail'" in bad.stderr and "families:" in bad.stderr
 
 
 def test_the_proposer_kit_has_a_guide_the_contract_and_examples_of_its_families():

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
-from autoenvscaling.domains.base import DIFFICULTIES, DIRECTIONS, Domain, Family, KitExample
+from autoenvscaling.domains.base import Family, KitExample, LevelledDomain
 from autoenvscaling.errors import UsageError
 from autoenvscaling.tasks import Task
 
@@ -18,7 +19,7 @@ FLOOR = "basics"  # the family every other one builds on: what "simpler" reaches
 REDTEAM_TESTED = frozenset({"basics"})
 
 
-class TerminalDomain(Domain):
+class TerminalDomain(LevelledDomain):
     """Shell tasks in a Debian sandbox: files, logs, data, text, scripts, archives, SQLite, git,
     configuration, cron schedules and processes, over a floor of one-command basics. Thirteen
     procedural families, no LLM."""
@@ -26,7 +27,7 @@ class TerminalDomain(Domain):
     name = "terminal"
     description = "procedural shell tasks (basics, files, logs, data, text, scripts, archives, SQLite, git, config, cron, processes)"
     sandbox_backend = "bwrap"
-
+    levels, min_level, max_level, floor_family = LEVELS, MIN_LEVEL, MAX_LEVEL, FLOOR
     kit_examples = (KitExample("log_analysis", 3, "medium", {"kind": "app_errors"}),
                     KitExample("git_ops", 5, "hard", {"kind": "restore_file"}),
                     KitExample("shell_script", 2, "easy", {"kind": "stats"}))
@@ -34,25 +35,24 @@ class TerminalDomain(Domain):
     def families(self) -> list[Family]:
         return [Family(name=f.name, description=f.description, skills=list(f.skills)) for f in CATALOG.values()]
 
+    def neighbour(self, family: str) -> str:
+        return CATALOG[family].neighbour
+
+    def family_info(self, family: str) -> dict[str, Any]:
+        return {"kinds": self.kinds(family), **super().family_info(family)}
+
     def kinds(self, family: str) -> list[str]:
         """The task types of ``family`` (a generator picks one per seed unless told)."""
         return [k.name for k in self._module(family).KINDS]
 
-    def generate(self, family: str, *, seed: int, difficulty: str = "medium", kind: str | None = None,
-                 reward_mode: str = "fraction") -> Task:
-        """A task of ``family``; the same (family, seed, difficulty, kind) always gives the same task.
-        ``reward_mode`` "binary" rewards 1 only when every check passes (default: fraction passed)."""
-        if difficulty not in LEVELS:
-            raise UsageError(f"unknown difficulty {difficulty!r}", hint=f"use one of {', '.join(DIFFICULTIES)}")
-        return self.generate_level(family, seed=seed, level=LEVELS[difficulty], kind=kind, reward_mode=reward_mode)
-
     def generate_level(self, family: str, *, seed: int, level: int, kind: str | None = None,
                        reward_mode: str = "fraction") -> Task:
-        """Like ``generate`` with a numeric level (easy 1, medium 2, hard 3; 0 to 6 reachable by variation)."""
+        """A task of ``family`` at ``level`` (easy 1, medium 2, hard 3; 0 to 6 reachable by variation);
+        the same (family, seed, level, kind) always gives the same task. ``reward_mode`` "binary"
+        rewards 1 only when every check passes (default: fraction passed)."""
         from .render import REWARD_MODES, render
 
-        if not MIN_LEVEL <= level <= MAX_LEVEL:
-            raise UsageError(f"level {level} is out of range", hint=f"use {MIN_LEVEL}..{MAX_LEVEL}")
+        self.check_level(level)
         if reward_mode not in REWARD_MODES:
             raise UsageError(f"unknown reward mode {reward_mode!r}", hint="use 'fraction' or 'binary'")
         module = self._module(family)
@@ -84,29 +84,13 @@ class TerminalDomain(Domain):
                 return True
         return False
 
-    def vary(self, parent: Task, *, direction: str, seed: int) -> Task:
-        """A child one level simpler or harder (same family and kind: measurably less or more data and
-        steps), or a task of the neighbouring family at the same level ("different"). Simpler than a
-        family's level 0 is the basics family's level 0 (one command); nothing is simpler than that."""
-        if direction not in DIRECTIONS:
-            raise UsageError(f"unknown direction {direction!r}", hint=f"use one of {', '.join(DIRECTIONS)}")
-        prov = parent.provenance
-        params = prov.parameters
-        if prov.domain != self.name or prov.family not in CATALOG or "level" not in params:
-            return super().vary(parent, direction=direction, seed=seed)
-        level, kind, family = int(params["level"]), params.get("kind"), prov.family
-        mode = params.get("reward_mode", "fraction")
-        if direction == "different":
-            family, kind = CATALOG[family].neighbour, None
-        elif direction == "simpler" and level == MIN_LEVEL and family != FLOOR:
-            family, kind = FLOOR, None  # below a family's simplest task: the one-command basics it builds on
-        else:
-            level += 1 if direction == "harder" else -1
-            if not MIN_LEVEL <= level <= MAX_LEVEL:
-                raise UsageError(f"{parent.name} is already the {'hardest' if direction == 'harder' else 'simplest'} variant",
-                                 hint="vary it with direction='different'")
-        child = self.generate_level(family, seed=seed, level=level, kind=kind, reward_mode=mode)
-        return child.with_provenance(parent=parent.name, direction=direction)
+    def vary_options(self, parent: Task, *, same_family: bool) -> dict[str, Any]:
+        """A child one level simpler or harder keeps the family's kind (measurably less or more data
+        and steps); every child keeps the reward mode. Simpler than a family's level 0 is the basics
+        family's level 0 (one command); nothing is simpler than that."""
+        params = parent.provenance.parameters
+        kept = {"reward_mode": params.get("reward_mode", "fraction")}
+        return {**kept, "kind": params.get("kind")} if same_family else kept
 
     @staticmethod
     def _module(family: str):  # noqa: ANN205 - a generator module
