@@ -27,7 +27,13 @@ def _short(value: object) -> str:
     return ", ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
 
 
-def add_family_commands(group: click.Group, make_domain: Callable[[], Domain]) -> None:
+def add_family_commands(group: click.Group, make_domain: Callable[[], Domain], *,
+                        import_format: str | None = None) -> None:
+    """Add ``families`` and ``generate`` to ``group``; with ``import_format`` (a registered task
+    format's name) also ``import SOURCE --out DIR [--check/--no-check] [--backend B]``."""
+    if import_format is not None:
+        add_import_command(group, import_format)
+
     @group.command("families")
     @click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
     def families(as_json: bool) -> None:
@@ -72,3 +78,36 @@ def add_family_commands(group: click.Group, make_domain: Callable[[], Domain]) -
                     if not target.exists():
                         write_task(task, target)
                     click.echo(str(target))
+
+
+def add_import_command(group: click.Group, format_name: str) -> None:
+    @group.command("import")
+    @click.argument("source", type=click.Path(exists=True, path_type=Path))
+    @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+                  help="Folder for the task directories and import-report.json.")
+    @click.option("--check/--no-check", default=True, show_default=True,
+                  help="Write only tasks that pass the lint, build, oracle and null gates (one sandbox at a time).")
+    @click.option("--backend", default="bwrap", show_default=True, help="Sandbox backend for --check.")
+    def import_cmd(source: Path, out: Path, check: bool, backend: str) -> None:
+        from ..gates.importing import import_tasks, summary, verdict
+        from ..plugins import create_host
+
+        fmt = create_host().formats.get(format_name)()
+        colours = {"admitted": "green", "written": "green", "rejected": "red", "error": "magenta"}
+
+        def line(row: dict) -> None:
+            took = f" ({row['seconds']:.0f}s)" if "seconds" in row else ""
+            status = click.style(f"{row['status']:8}", fg=colours.get(row["status"]))
+            click.echo(f"{status} {row['id']}{took}: {row['reason']}")
+
+        items = list(fmt.labelled(source))  # a broken source fails here, before any sandbox starts
+        if check:
+            click.echo(f"checking each task with the lint, build, oracle and null gates on {backend} "
+                       "(the first build of an image takes minutes)", err=True)
+        rows = import_tasks(items, out, check=check, backend=backend, progress=line,
+                            explain=lambda report: fmt.explain(report) or verdict(report),
+                            report_fields={"format": format_name, "source": str(source.resolve())})
+        click.echo(f"{summary(rows)}; tasks in {out}, report in {out / 'import-report.json'}")
+
+    import_cmd.__doc__ = (f"Import SOURCE (the {format_name} format) as task directories. Unreadable items, and "
+                          "with --check tasks that fail admission, are listed with their reason and not written.")

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import abc
 from pathlib import Path
-from typing import ClassVar, Iterable, Iterator
+from typing import Any, ClassVar, Iterable, Iterator
 
 from ..errors import TaskFormatError
-from ..tasks import Task
+from ..tasks import Task, short_name
 
 
 class TaskFormat(abc.ABC):
@@ -43,4 +43,15 @@ class TaskFormat(abc.ABC):
 
     def count(self, path: Path) -> int | None:
         """How many tasks ``read`` will yield, when that is cheap to know (for progress bars)."""
+        return None
+
+    def labelled(self, path: Path) -> Iterator[tuple[str, Task | TaskFormatError]]:
+        """``scan`` with each item's label in the source (for import reports): by default a task's
+        short name, or ``item N`` for an error. Formats whose items have ids of their own give those."""
+        for number, item in enumerate(self.scan(path), 1):
+            yield (short_name(item.name) if isinstance(item, Task) else f"item {number}"), item
+
+    def explain(self, report: Any) -> tuple[str, str] | None:
+        """(status, reason) of a task of this format that failed admission (a ``ValidationReport``),
+        in the source's own terms; None leaves it to the importer's generic wording."""
         return None

@@ -18,7 +18,7 @@ def _domain():  # noqa: ANN202 - imported when a command runs, not when the CLI 
     return ComputerUseDomain()
 
 
-add_family_commands(computer_use, _domain)
+add_family_commands(computer_use, _domain, import_format="web-collection")
 
 
 @computer_use.command("apps")
@@ -56,8 +56,3 @@ def screenshots(task_dir: str, out: str, backend: str) -> None:
     click.echo(f"oracle reward: {reward:g}")
     if not saved:
         raise click.ClickException("the oracle saved no screenshots (its solution calls uilib.shot(page, NAME))")
-
-
-from .external_cli import import_cmd  # noqa: E402  (click only: --help stays cheap)
-
-computer_use.add_command(import_cmd)

@@ -57,15 +57,13 @@ import dataclasses
 import json
 import re
 import shlex
-import shutil
-import time
 import tomllib
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterator
 
 from autoenvscaling.errors import TaskFormatError
 from autoenvscaling.suite.formats import TaskFormat
-from autoenvscaling.tasks import Task, TaskFile, qualified_name, short_name
+from autoenvscaling.tasks import Task, TaskFile, qualified_name
 
 COLLECTION_TOML, TASKS_JSONL, APP_DIR = "collection.toml", "tasks.jsonl", "app"
 APP_HOME = "/opt/aes-app"
@@ -498,6 +496,13 @@ class WebCollectionFormat(TaskFormat):
         for _, item in items:
             yield item if isinstance(item, Task) else _with_collection(Path(path), item)
 
+    def labelled(self, path: Path) -> Iterator[tuple[str, Task | TaskFormatError]]:
+        _, items = convert(path)
+        yield from items
+
+    def explain(self, report: Any) -> tuple[str, str]:
+        return verdict(report)
+
     def count(self, path: Path) -> int | None:
         tasks = Path(path) / TASKS_JSONL
         return sum(1 for line in tasks.read_text(encoding="utf-8").splitlines() if line.strip()) if tasks.is_file() else None
@@ -509,94 +514,16 @@ def _with_collection(root: Path, exc: CollectionError) -> CollectionError:
 
 # -- importing with admission ----------------------------------------------------------------------
 
-CHECK_GATES = ("lint", "build", "oracle", "null")
-Row = dict[str, Any]
-
-
 def import_collection(path: str | Path, out: str | Path, *, check: bool = True, backend: str = "bwrap",
-                      progress: Callable[[Row], None] | None = None) -> list[Row]:
-    """Write the collection's tasks as Harbor task directories under ``out`` and return one row per
-    line of tasks.jsonl: ``id``, ``task`` (the directory name, or None), ``status``, ``reason``.
-
-    Without ``check`` every readable task is written ("written"). With ``check`` each one is validated
-    on ``backend`` by the lint, build, oracle and null gates, one at a time, and only the admitted
-    ones are written ("admitted"; "rejected" with the reason; "error" when the sandbox itself failed).
-    Unreadable lines are "rejected" with the line's error. OUT/import-report.json gets every row;
-    ``progress`` is called with each row as it is decided."""
-    import asyncio
-
-    from autoenvscaling.tasks.harbor import write_task
+                      progress: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+    """``autoenvscaling computer-use import``: the collection's tasks as Harbor task directories under
+    ``out``, one row per line of tasks.jsonl (``autoenvscaling.gates.importing``), the verdicts in the
+    collection author's terms (``verdict``) and the collection's name in the report."""
+    from autoenvscaling.gates.importing import import_tasks
 
     collection, items = convert(path)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    rows: list[Row] = []
-
-    def decided(row: Row, task: Task | None) -> None:
-        target = out / short_name(task.name) if task is not None else None
-        if task is not None and row["status"] in ("admitted", "written"):
-            write_task(task, target, overwrite=True)
-        elif target is not None and (target / "task.toml").is_file():
-            shutil.rmtree(target)  # an earlier import's copy of a task now rejected
-        rows.append(row)
-        if progress is not None:
-            progress(row)
-
-    pending: list[tuple[str, Task]] = []
-    for label, item in items:
-        if isinstance(item, CollectionError):
-            decided({"id": label, "task": None, "status": "rejected",
-                     "reason": item.message + (f" ({item.hint})" if item.hint else "")}, None)
-        elif check:
-            pending.append((label, item))
-        else:
-            decided({"id": label, "task": item.name, "status": "written", "reason": "not checked (--no-check)"}, item)
-    if pending:
-        asyncio.run(_check_all(pending, backend, decided))
-    order = {label: i for i, (label, _) in enumerate(items)}
-    rows.sort(key=lambda r: order.get(r["id"], len(order)))
-    report = {"collection": collection.name, "source": str(Path(path).resolve()), "checked": check,
-              "backend": backend if check else None, "gates": list(CHECK_GATES) if check else [],
-              "counts": {s: sum(r["status"] == s for r in rows) for s in sorted({r["status"] for r in rows})},
-              "tasks": rows}
-    (out / "import-report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    return rows
-
-
-async def _check_all(pending: list[tuple[str, Task]], backend_name: str,
-                     decided: Callable[[Row, Task | None], None]) -> None:
-    """Validate the tasks one after another (they share one image build) with only CHECK_GATES."""
-    from autoenvscaling.gates.base import GateContext, GateSettings
-    from autoenvscaling.gates.validate import validate_task
-    from autoenvscaling.plugins import create_host
-    from autoenvscaling.runtime.trial import TrialRunner
-    from autoenvscaling.sandbox.base import SandboxPolicy
-    from autoenvscaling.sandbox.select import BackendCatalog, make_backend
-
-    host = create_host()
-    # Only these gates are instantiated: the domain's own gates judge generated tasks (spec, seed, key).
-    gates = [host.gates.get(name)() for name in CHECK_GATES]
-    backend = make_backend(backend_name, host, SandboxPolicy())
-    catalog = BackendCatalog(host, backend.policy)
-    catalog.attach(backend)
-    runner = TrialRunner(backend, host=host)
-    settings = GateSettings()
-
-    def context(task: Task) -> GateContext:
-        return GateContext(backend=backend, runner=runner, settings=settings, backend_name=backend.name, catalog=catalog)
-
-    try:
-        for label, task in pending:
-            start = time.monotonic()
-            report = await validate_task(task, context, gates=gates, host=host, label=task.name)
-            status, reason = verdict(report)
-            row = {"id": label, "task": task.name, "status": status, "reason": reason,
-                   "seconds": round(time.monotonic() - start, 1)}
-            if status != "admitted" and reason != report.reason:
-                row["detail"] = report.reason  # the failing gate's own words
-            decided(row, task)
-    finally:
-        await backend.aclose()
+    return import_tasks(items, out, check=check, backend=backend, progress=progress, explain=verdict,
+                        report_fields={"collection": collection.name, "source": str(Path(path).resolve())})
 
 
 def verdict(report: Any) -> tuple[str, str]:
@@ -618,7 +545,3 @@ def verdict(report: Any) -> tuple[str, str]:
     return "rejected", f"{failed.name}: {failed.reason}"
 
 
-def summary(rows: Iterable[Row]) -> str:
-    rows = list(rows)
-    counts = {s: sum(r["status"] == s for r in rows) for s in ("admitted", "written", "rejected", "error")}
-    return ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "no tasks"

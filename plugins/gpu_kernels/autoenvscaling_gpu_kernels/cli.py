@@ -21,33 +21,7 @@ def _domain():  # noqa: ANN202 - imported when a command runs, not when the CLI 
     return GpuKernelsDomain()
 
 
-add_family_commands(gpu_kernels, _domain)
-
-
-@gpu_kernels.command("import")
-@click.argument("path", type=click.Path(exists=True, path_type=Path))
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Folder to write task directories into.")
-def import_cmd(path: Path, out: Path) -> None:
-    """Import KernelBench problem files (a file or a folder; answers in answers/<stem>.py) as tasks.
-    Degenerate and broken problems are listed with their reason and skipped."""
-    from autoenvscaling.errors import TaskFormatError
-    from autoenvscaling.tasks import short_name, write_task
-
-    from .kernelbench import KernelBenchFormat
-
-    out.mkdir(parents=True, exist_ok=True)
-    written = refused = 0
-    for item in KernelBenchFormat().scan(path):
-        if isinstance(item, TaskFormatError):
-            refused += 1
-            click.echo(f"refused  {item.message}")
-            continue
-        written += 1
-        target = write_task(item, out / short_name(item.name))
-        has_answer = "solution/solution.py" in item.files
-        click.echo(f"written  {target}{'' if has_answer else '  (no answer: no oracle, not admissible)'}")
-    click.echo(f"{written} written, {refused} refused", err=True)
+add_family_commands(gpu_kernels, _domain, import_format="kernelbench")
 
 
 @gpu_kernels.command("check")

@@ -190,10 +190,12 @@ def test_the_command_line_generates_imports_and_checks(tmp_path):
     made = CliRunner().invoke(cli, ["gpu-kernels", "generate", "--family", "scan", "--difficulty", "easy",
                                     "--seeds", "0", "--out", str(tmp_path / "gen")])
     assert made.exit_code == 0, made.output
-    imported = CliRunner().invoke(cli, ["gpu-kernels", "import", str(KB), "--out", str(tmp_path / "kb")])
+    imported = CliRunner().invoke(cli, ["gpu-kernels", "import", str(KB), "--out", str(tmp_path / "kb"), "--no-check"])
     assert imported.exit_code == 0, imported.output
-    assert "refused  91_SelfDifference.py: a degenerate problem" in imported.output
-    assert "(no answer: no oracle, not admissible)" in imported.output
+    assert "rejected" in imported.output and "91_SelfDifference.py: a degenerate problem" in imported.output
+    report = json.loads((tmp_path / "kb" / "import-report.json").read_text())
+    assert report["format"] == "kernelbench" and not report["checked"]
+    assert {r["status"] for r in report["tasks"]} == {"written", "rejected"}
     softmax = next(p for p in (tmp_path / "kb").iterdir() if "rowsoftmax" in p.name)
     checked = CliRunner().invoke(cli, ["gpu-kernels", "check", str(softmax), "--json"])
     assert checked.exit_code == 0, checked.output
