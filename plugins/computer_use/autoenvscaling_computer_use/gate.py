@@ -21,6 +21,7 @@ from autoenvscaling.agents.base import Action, Agent, AgentLimits, Trajectory
 from autoenvscaling.agents.builtin import solution_files
 from autoenvscaling.gates.base import Evidence, Gate, GateContext, GateResult
 from autoenvscaling.gates.runtime import PREPARED, trial_evidence
+from autoenvscaling.gates.static import DomainLintGate
 from autoenvscaling.runtime.paths import SOLUTION_DIR
 from autoenvscaling.sandbox.base import Sandbox
 from autoenvscaling.tasks import StepConfig, Task
@@ -35,13 +36,10 @@ def is_external(task: Task) -> bool:
     return str(task.provenance.family or "").startswith("external:")
 
 
-def lint_problem(task: Task) -> str:
+def _spec_problem(task: Task) -> str:
+    """The computer_use checks of a generated task (its files are there: ComputerUseLintGate.required)."""
     from .apps import webapp
 
-    for required in ("tests/spec.json", "tests/verify.py", "tests/seed.sql", "tests/state.key", "environment/seed.sql",
-                     "environment/state.key", "solution/solve.sh"):
-        if required not in task.files:
-            return f"{required} is missing"
     try:
         spec = json.loads(task.files["tests/spec.json"].text)
     except ValueError as exc:
@@ -73,25 +71,29 @@ def lint_problem(task: Task) -> str:
     if STATE_SOCKET not in task.config.verifier.outputs or task.config.verifier.effective_view != "outputs":
         return (f'task.toml must declare outputs = ["{STATE_SOCKET}"] in [metadata.autoenvscaling.verifier]: the '
                 "verifier then sees the pristine image plus the state interface, and nothing else the agent changed")
-    hidden = {f.data for p, f in task.files.items() if p.startswith("tests/") and p not in ("tests/seed.sql", "tests/state.key")}
-    for path, file in task.files.items():
-        if path.startswith("environment/") and file.data in hidden and len(file.data) > 64:
-            return f"{path} is a copy of a hidden verifier file"
     return ""
 
 
-class ComputerUseLintGate(Gate):
+class ComputerUseLintGate(DomainLintGate):
     name = "computer-use-lint"
     order = 17
     domain = DOMAIN
+    required = ("tests/spec.json", "tests/verify.py", "tests/seed.sql", "tests/state.key", "environment/seed.sql",
+                "environment/state.key", "solution/solve.sh")
+    visible = ("tests/seed.sql", "tests/state.key")  # the app loads the same seed and reads the same key
 
-    async def check(self, task: Task, ctx: GateContext) -> GateResult:
-        start = time.monotonic()
-        if is_external(task):
-            return self.result("pass", "an imported collection task: its own verify() is the check",
-                               seconds=time.monotonic() - start)
-        problem = lint_problem(task)
-        return self.result("fail" if problem else "pass", problem, seconds=time.monotonic() - start)
+    @classmethod
+    def exempt(cls, task: Task) -> str:
+        return "an imported collection task: its own verify() is the check" if is_external(task) else ""
+
+    @classmethod
+    def domain_problem(cls, task: Task) -> str:
+        return _spec_problem(task)
+
+
+def lint_problem(task: Task) -> str:
+    """Every static problem of a generated computer_use task, the first one (or "")."""
+    return ComputerUseLintGate.problem(task)
 
 
 class StateProbe(Agent):

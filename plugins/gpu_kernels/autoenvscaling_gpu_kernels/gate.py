@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import ast
 import json
-import time
 
-from autoenvscaling.gates.base import Evidence, Gate, GateContext, GateResult
+from autoenvscaling.gates.base import Evidence, GateResult
+from autoenvscaling.gates.static import DomainLintGate
 from autoenvscaling.tasks import Task
 
 from .families.base import DTYPES
@@ -63,50 +63,43 @@ def spec_problem(spec: object, reference: str) -> str:
     return ""
 
 
-class GpuKernelsLintGate(Gate):
+class GpuKernelsLintGate(DomainLintGate):
     name = "gpu-kernels-lint"
     order = 16
     domain = DOMAIN
+    required = REQUIRED
+    hidden = ("tests/spec.json", "solution/solution.py")
+    copy_floor = 0
 
-    async def check(self, task: Task, ctx: GateContext) -> GateResult:
-        start = time.monotonic()
-        problem, warnings = self.findings(task)
-        if problem:
-            return self.result("fail", problem, seconds=time.monotonic() - start)
+    def passed(self, task: Task, warnings: list[str], *, seconds: float) -> GateResult:
         mode = verification_mode()
         reason = ("verified on a GPU: correctness and timing" if mode == "cuda" else
                   "no GPU here: validated for correctness only (Triton interpreter); timing unmeasured")
-        return self.result("pass", "; ".join([reason, *warnings]), seconds=time.monotonic() - start,
+        return self.result("pass", "; ".join([reason, *warnings]), seconds=seconds,
                            evidence=[Evidence(values={"mode": mode, "timing": "measured" if mode == "cuda" else "unmeasured"})])
 
-    @staticmethod
-    def findings(task: Task) -> tuple[str, list[str]]:
-        """(the first problem or "", warnings)."""
-        for required in REQUIRED:
-            if required not in task.files:
-                return f"{required} is missing", []
+    @classmethod
+    def domain_problem(cls, task: Task) -> str:
         text = {p: f.text for p, f in task.files.items() if p in REQUIRED}
         if "--weaken" in text["tests/test.sh"]:
-            return "tests/test.sh switches harness protections off (--weaken is for tests and positive controls only)", []
+            return "tests/test.sh switches harness protections off (--weaken is for tests and positive controls only)"
         try:
             spec = json.loads(text["tests/spec.json"])
         except ValueError as exc:
-            return f"tests/spec.json is not valid JSON ({exc})", []
+            return f"tests/spec.json is not valid JSON ({exc})"
         if problem := spec_problem(spec, text["tests/reference.py"]):
-            return problem, []
+            return problem
         if (task.provenance.model_extra or {}).get("public_files") != ["tests/reference.py"]:
-            return "[metadata.autoenvscaling] public_files must be [\"tests/reference.py\"] (the only hidden file the agent sees)", []
+            return "[metadata.autoenvscaling] public_files must be [\"tests/reference.py\"] (the only hidden file the agent sees)"
         if text["environment/app/reference.py"] != text["tests/reference.py"]:
-            return "environment/app/reference.py differs from tests/reference.py (the agent must see the reference it is judged against)", []
+            return "environment/app/reference.py differs from tests/reference.py (the agent must see the reference it is judged against)"
         lint = lint_source(text["solution/solution.py"], spec)
-        if lint:
-            return f"the reference solution breaks the kernel lint: {lint[0]}", []
-        hidden = {task.files[p].data for p in ("tests/spec.json", "solution/solution.py")}
-        for path, file in task.files.items():
-            if path.startswith("environment/") and file.data in hidden:
-                return f"{path} is a copy of a hidden file", []
+        return f"the reference solution breaks the kernel lint: {lint[0]}" if lint else ""
+
+    @classmethod
+    def warnings(cls, task: Task) -> list[str]:
         ours = harness_files()
         warnings = [f"tests/{name} differs from the installed harness (the kernel-harness runtime's copy is used)"
                     for name, body in ours.items() if name != "test.sh" and f"tests/{name}" in task.files
                     and task.files[f"tests/{name}"].text != body]
-        return "", warnings[:1]
+        return warnings[:1]

@@ -25,6 +25,7 @@ from autoenvscaling.agents.base import Action, Agent, AgentLimits, Trajectory
 from autoenvscaling.agents.builtin import NopAgent, solution_files
 from autoenvscaling.gates.base import Evidence, Gate, GateContext, GateResult
 from autoenvscaling.gates.runtime import PREPARED, trial_evidence
+from autoenvscaling.gates.static import DomainLintGate
 from autoenvscaling.runtime.paths import SOLUTION_DIR
 from autoenvscaling.sandbox.base import Sandbox
 from autoenvscaling.tasks import StepConfig, Task
@@ -60,22 +61,16 @@ def _json(task: Task, path: str) -> dict:
     return json.loads(task.files[path].text)
 
 
-class ProfessionalLintGate(Gate):
+class ProfessionalLintGate(DomainLintGate):
     name = "professional-lint"
     order = 16
     domain = DOMAIN
+    required = ("tests/spec.json", "tests/profcheck.py", "solution/solve.py", "solution/params.json",
+                *(f"solution/controls/{c}.sh" for c in CONTROLS))
+    visible = ("tests/original/",)  # the checker's copies of the inputs: the workspace has them too
 
-    async def check(self, task: Task, ctx: GateContext) -> GateResult:
-        start = time.monotonic()
-        problem = self.problem(task)
-        return self.result("fail" if problem else "pass", problem, seconds=time.monotonic() - start)
-
-    @staticmethod
-    def problem(task: Task) -> str:
-        for required in ("tests/spec.json", "tests/profcheck.py", "solution/solve.py", "solution/params.json",
-                         *(f"solution/controls/{c}.sh" for c in CONTROLS)):
-            if required not in task.files:
-                return f"{required} is missing"
+    @classmethod
+    def domain_problem(cls, task: Task) -> str:
         try:
             spec, params = _json(task, "tests/spec.json"), _json(task, "solution/params.json")
         except ValueError as exc:
@@ -95,10 +90,6 @@ class ProfessionalLintGate(Gate):
         for rel in spec.get("keep", {}):
             if rel not in workspace:
                 return f"the spec keeps {rel}, which the workspace lacks"
-        hidden = {f.data for p, f in task.files.items() if p.startswith("tests/") and not p.startswith("tests/original/")}
-        for path, file in task.files.items():
-            if path.startswith("environment/") and file.data in hidden and len(file.data) > 64:
-                return f"{path} is a copy of a hidden verifier file"
         return ""
 
 

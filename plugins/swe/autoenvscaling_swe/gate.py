@@ -19,6 +19,7 @@ import time
 
 from autoenvscaling.gates.base import Evidence, Gate, GateContext, GateResult
 from autoenvscaling.gates.runtime import PREPARED
+from autoenvscaling.gates.static import DomainLintGate
 from autoenvscaling.tasks import Task
 
 from .patches import PatchError, apply_patch
@@ -40,21 +41,15 @@ def spec_of(task: Task) -> dict:
     return json.loads(task.files["tests/swe.json"].text)
 
 
-class SweLintGate(Gate):
+class SweLintGate(DomainLintGate):
     name = "swe-lint"
     order = 15
     domain = DOMAIN
+    required = ("tests/swe.json", "tests/swe_verify.py", "solution/solve.sh")
+    hidden = ()  # the public test files are in both tests/repo and the image, on purpose
 
-    async def check(self, task: Task, ctx: GateContext) -> GateResult:
-        start = time.monotonic()
-        problem = self.problem(task)
-        return self.result("fail" if problem else "pass", problem, seconds=time.monotonic() - start)
-
-    @staticmethod
-    def problem(task: Task) -> str:
-        for required in ("tests/swe.json", "tests/swe_verify.py", "solution/solve.sh"):
-            if required not in task.files:
-                return f"{required} is missing"
+    @classmethod
+    def domain_problem(cls, task: Task) -> str:
         try:
             spec = spec_of(task)
             listed = list(spec["fail_to_pass"]) + list(spec["pass_to_pass"])
