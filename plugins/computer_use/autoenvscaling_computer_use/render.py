@@ -23,10 +23,10 @@ import hmac
 import json
 import os
 import secrets
-from functools import lru_cache
-from importlib import resources
 from pathlib import Path
+from importlib import resources
 
+from autoenvscaling.domains.render import package_reader, render_task
 from autoenvscaling.tasks import Task, TaskFile, qualified_name
 
 from .families.base import Draft, label_of
@@ -55,9 +55,7 @@ STATE_SOCKET = "/run/aes-app/state.sock"
 VERIFIER_OUTPUTS = [STATE_SOCKET]
 
 
-@lru_cache(maxsize=None)
-def package_text(*parts: str) -> str:
-    return resources.files(__package__).joinpath(*parts).read_text(encoding="utf-8")
+package_text = package_reader(__package__)
 
 
 def app_names() -> list[str]:
@@ -150,16 +148,11 @@ def render(family: str, draft: Draft, *, seed: int, level: int) -> Task:
     if app_lib.is_file():  # what the app's solutions share (solutions/lib_<app>.py)
         files[f"solution/lib_{draft.app}.py"] = app_lib.read_text(encoding="utf-8")
     tags = sorted({family.replace("_", "-"), draft.app, draft.kind.replace("_", "-"), *draft.tags})
-    config = {
-        "schema_version": "1.1",
-        "task": {"name": name, "description": f"{family.replace('_', ' ')} in the {draft.app} app ({label})",
-                 "keywords": tags, "authors": [{"name": "autoenvscaling-computer-use"}]},
-        "metadata": {"difficulty": label, "category": "computer-use", "tags": tags},
-        "verifier": {"timeout_sec": 120.0, "environment_mode": "shared", "outputs": list(VERIFIER_OUTPUTS)},
-        "agent": {"timeout_sec": draft.agent_timeout_sec, "tools": ["browser"]},
-        "environment": {"build_timeout_sec": 1800.0, "cpus": 1, "memory_mb": 2048, "storage_mb": 2048,
-                        "browser": True},
-    }
-    task = Task.create(name, config, draft.instruction, files)
-    parameters = {"kind": draft.kind, "level": level, "app": draft.app, **draft.parameters}
-    return task.with_provenance(domain=DOMAIN, family=family, parameters=parameters, seed=seed, difficulty=label)
+    return render_task(
+        domain=DOMAIN, family=family, seed=seed, difficulty=label, name=name, instruction=draft.instruction,
+        description=f"{family.replace('_', ' ')} in the {draft.app} app ({label})", files=files, tags=tags,
+        category="computer-use",
+        verifier={"timeout_sec": 120.0, "environment_mode": "shared", "outputs": list(VERIFIER_OUTPUTS)},
+        agent={"timeout_sec": draft.agent_timeout_sec, "tools": ["browser"]},
+        environment={"build_timeout_sec": 1800.0, "cpus": 1, "memory_mb": 2048, "storage_mb": 2048, "browser": True},
+        parameters={"kind": draft.kind, "level": level, "app": draft.app, **draft.parameters})

@@ -20,9 +20,9 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 from importlib import resources
 
+from autoenvscaling.domains.render import package_reader, render_task
 from autoenvscaling.tasks import Task, qualified_name
 
 from .families.base import Problem
@@ -49,9 +49,7 @@ CHILD_TIMEOUT_SEC = 420
 SOLUTION_PATH = "/app/solution.py"
 
 
-@lru_cache(maxsize=None)
-def package_text(*parts: str) -> str:
-    return resources.files(__package__).joinpath(*parts).read_text(encoding="utf-8")
+package_text = package_reader(__package__)
 
 
 def harness_files() -> dict[str, str]:
@@ -133,21 +131,14 @@ def render(problem: Problem, *, seed: int) -> Task:
     }
     files.update({f"tests/{n}": text for n, text in harness_files().items()})
     tags = sorted({"triton", "kernel", problem.family.replace("_", "-"), problem.variant.replace("_", "-"), problem.dtype})
-    config = {
-        "schema_version": "1.1",
-        "task": {"name": name, "description": f"Triton kernel: {problem.operation}", "keywords": tags,
-                 "authors": [{"name": "autoenvscaling-gpu-kernels"}]},
-        "metadata": {"difficulty": label, "category": "gpu_kernels", "tags": tags},
+    return render_task(
+        domain=DOMAIN, family=problem.family, seed=seed, difficulty=label, name=name,
+        instruction=instruction(problem, name), description=f"Triton kernel: {problem.operation}", files=files, tags=tags,
         # the answer is one file: the verifier sees the pristine image plus /app/solution.py
-        "verifier": {"timeout_sec": 900.0, "outputs": [SOLUTION_PATH]},
-        "agent": {"timeout_sec": 1800.0},
-        "environment": {"build_timeout_sec": 1800.0, "cpus": 2, "memory_mb": 4096, "storage_mb": 2048,
-                        "gpus": 1, "gpu_optional": True, "workdir": "/app"},
-    }
-    task = Task.create(name, config, instruction(problem, name), files)
-    parameters = {"variant": problem.variant, "level": problem.level, "dtype": problem.dtype,
-                  "cpu_shapes": dict(problem.cpu_shapes), "gpu_shapes": dict(problem.gpu_shapes),
-                  "band": list(problem.band), **problem.params}
-    # the trusted reference is meant to be seen: its copy in the image is not a leak
-    return task.with_provenance(domain=DOMAIN, family=problem.family, parameters=parameters, seed=seed,
-                                difficulty=label, public_files=["tests/reference.py"])
+        verifier={"timeout_sec": 900.0, "outputs": [SOLUTION_PATH]}, agent={"timeout_sec": 1800.0},
+        environment={"build_timeout_sec": 1800.0, "cpus": 2, "memory_mb": 4096, "storage_mb": 2048,
+                     "gpus": 1, "gpu_optional": True, "workdir": "/app"},
+        parameters={"variant": problem.variant, "level": problem.level, "dtype": problem.dtype,
+                    "cpu_shapes": dict(problem.cpu_shapes), "gpu_shapes": dict(problem.gpu_shapes),
+                    "band": list(problem.band), **problem.params},
+        public_files=["tests/reference.py"])  # the trusted reference is meant to be seen: not a leak

@@ -25,10 +25,9 @@ import io
 import json
 import re
 import zipfile
-from functools import lru_cache
-from importlib import resources
 
-from autoenvscaling.tasks import Task, TaskFile, qualified_name
+from autoenvscaling.domains.render import package_reader, render_task
+from autoenvscaling.tasks import Task, TaskFile
 
 from .families.base import Draft, label_of
 
@@ -47,9 +46,7 @@ PREAMBLE = (
 CONTROLS = ("untouched", "empty", "wrong")
 
 
-@lru_cache(maxsize=None)
-def package_text(*parts: str) -> str:
-    return resources.files(__package__).joinpath(*parts).read_text(encoding="utf-8")
+package_text = package_reader(__package__)
 
 
 PACKAGE_SUFFIXES = (".xlsx", ".docx")
@@ -89,7 +86,7 @@ def task_name(family: str, draft: Draft, *, seed: int, level: int) -> str:
 
 def render(family: str, draft: Draft, *, seed: int, level: int) -> Task:
     label = label_of(level)
-    name = qualified_name(task_name(family, draft, seed=seed, level=level))
+    name = task_name(family, draft, seed=seed, level=level)
     workspace = {rel: stable_package(data) if rel.lower().endswith(PACKAGE_SUFFIXES) and zipfile.is_zipfile(io.BytesIO(data))
                  else data for rel, data in draft.files.items()}
     spec = dict(draft.spec)
@@ -124,17 +121,11 @@ def render(family: str, draft: Draft, *, seed: int, level: int) -> Task:
     for rel in draft.originals:
         files[f"tests/original/{rel}"] = TaskFile(data=workspace[rel])
     tags = sorted({family.replace("_", "-"), draft.kind.replace("_", "-"), *draft.tags})
-    config = {
-        "schema_version": "1.1",
-        "task": {"name": name, "description": f"{family.replace('_', ' ')}: {draft.kind.replace('_', ' ')} ({label})",
-                 "keywords": tags, "authors": [{"name": "autoenvscaling-professional"}]},
-        "metadata": {"difficulty": label, "category": "professional", "tags": tags},
-        "verifier": {"timeout_sec": 300.0, "outputs": verifier_outputs(draft.outputs)},
-        "agent": {"timeout_sec": draft.agent_timeout_sec},
-        "environment": {"build_timeout_sec": 1800.0, "cpus": 1, "memory_mb": 2048, "storage_mb": 2048,
-                        "workdir": "/app"},
-    }
-    task = Task.create(name, config, draft.instruction, files)
-    parameters = {"kind": draft.kind, "level": level, "mistake": draft.mistake,
-                  "outputs": dict(draft.outputs), **draft.parameters}
-    return task.with_provenance(domain=DOMAIN, family=family, parameters=parameters, seed=seed, difficulty=label)
+    return render_task(
+        domain=DOMAIN, family=family, seed=seed, difficulty=label, name=name, instruction=draft.instruction,
+        description=f"{family.replace('_', ' ')}: {draft.kind.replace('_', ' ')} ({label})", files=files, tags=tags,
+        verifier={"timeout_sec": 300.0, "outputs": verifier_outputs(draft.outputs)},
+        agent={"timeout_sec": draft.agent_timeout_sec},
+        environment={"build_timeout_sec": 1800.0, "cpus": 1, "memory_mb": 2048, "storage_mb": 2048, "workdir": "/app"},
+        parameters={"kind": draft.kind, "level": level, "mistake": draft.mistake, "outputs": dict(draft.outputs),
+                    **draft.parameters})

@@ -25,11 +25,10 @@ import json
 import re
 import tomllib
 from dataclasses import dataclass, field
-from functools import lru_cache
-from importlib import resources
 from typing import Any
 
-from autoenvscaling.tasks import Task, TaskFile, qualified_name
+from autoenvscaling.domains.render import package_reader, render_task
+from autoenvscaling.tasks import Task, TaskFile
 
 DOMAIN = "swe"
 WORKDIR = "/app"
@@ -96,9 +95,7 @@ def instance_name(repo: str, kind: str, level: int, seed: int) -> str:
     return re.sub(r"[^a-z0-9-]+", "-", f"swe-{repo.lower()}-{kind}-l{level}-s{seed}").strip("-")
 
 
-@lru_cache(maxsize=None)
-def package_text(*parts: str) -> str:
-    return resources.files(__package__).joinpath(*parts).read_text(encoding="utf-8")
+package_text = package_reader(__package__)
 
 
 def requirements(files: dict[str, bytes]) -> list[str]:
@@ -172,35 +169,22 @@ def render(inst: Instance) -> Task:
         files[f"tests/repo/{rel}"] = data
     label = LABELS.get(inst.level, "hard")
     kind = inst.strategy.get("kind", "mutation")
-    config = {
-        "schema_version": "1.1",
-        "task": {"name": qualified_name(inst.name), "description": f"fix a bug in {inst.repo} ({kind}, {label})",
-                 "keywords": ["swe", "bug-fix", "python", inst.repo], "authors": [{"name": "autoenvscaling-swe"}]},
-        "metadata": {"difficulty": label, "category": "swe", "tags": ["swe", "bug-fix", kind],
-                     "swe": {"instance_id": f"{inst.repo}__{inst.name}", "repo": inst.repo, "origin": inst.origin,
-                             "base_commit": inst.base_commit, "FAIL_TO_PASS": inst.fail_to_pass,
-                             "PASS_TO_PASS": inst.pass_to_pass, "held_back": inst.held_back}},
-        # The verifier sees the image as built plus the agent's repository, nothing else the agent changed.
-        "verifier": {"timeout_sec": timeout + 60, "outputs": [WORKDIR]},
-        "agent": {"timeout_sec": 900.0 + 300.0 * max(1, inst.level)},
-        "environment": {"build_timeout_sec": 900.0, "cpus": 1, "memory_mb": 2048, "storage_mb": 4096,
-                        "workdir": WORKDIR},
-    }
-    task = Task.create(qualified_name(inst.name), config, instruction(inst), files)
-    parameters = {"repo": inst.repo, "origin": inst.origin, "base_commit": inst.base_commit, "level": inst.level,
-                  "strategy": inst.strategy}
     # The repository's tests the agent has as they are: the verifier restores them, they are no secret.
     public = sorted(f"tests/repo/{p}" for p, d in inst.bundle.items() if inst.visible.get(p) == d)
-    return task.with_provenance(domain=DOMAIN, family=inst.family or inst.repo, parameters=_toml_safe(parameters),
-                                seed=inst.seed, difficulty=label, public_files=public)
-
-
-def _toml_safe(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _toml_safe(v) for k, v in value.items() if v is not None}
-    if isinstance(value, (list, tuple)):
-        return [_toml_safe(v) for v in value if v is not None]
-    return value
+    return render_task(
+        domain=DOMAIN, family=inst.family or inst.repo, seed=inst.seed, difficulty=label, name=inst.name,
+        instruction=instruction(inst), description=f"fix a bug in {inst.repo} ({kind}, {label})", files=files,
+        tags=["swe", "bug-fix", kind], keywords=["swe", "bug-fix", "python", inst.repo],
+        metadata={"swe": {"instance_id": f"{inst.repo}__{inst.name}", "repo": inst.repo, "origin": inst.origin,
+                          "base_commit": inst.base_commit, "FAIL_TO_PASS": inst.fail_to_pass,
+                          "PASS_TO_PASS": inst.pass_to_pass, "held_back": inst.held_back}},
+        # The verifier sees the image as built plus the agent's repository, nothing else the agent changed.
+        verifier={"timeout_sec": timeout + 60, "outputs": [WORKDIR]},
+        agent={"timeout_sec": 900.0 + 300.0 * max(1, inst.level)},
+        environment={"build_timeout_sec": 900.0, "cpus": 1, "memory_mb": 2048, "storage_mb": 4096, "workdir": WORKDIR},
+        parameters={"repo": inst.repo, "origin": inst.origin, "base_commit": inst.base_commit, "level": inst.level,
+                    "strategy": inst.strategy},
+        public_files=public)
 
 
 def swe_fields(task: Task) -> dict[str, Any]:

@@ -19,10 +19,9 @@ from __future__ import annotations
 import ast
 import hashlib
 import pprint
-from functools import lru_cache
-from importlib import resources
 from typing import Any
 
+from autoenvscaling.domains.render import package_reader, render_task
 from autoenvscaling.tasks import Task, TaskFile, qualified_name
 
 from .families.base import Draft, label_of
@@ -43,9 +42,7 @@ PREAMBLE = (
 REWARD_MODES = ("fraction", "binary")
 
 
-@lru_cache(maxsize=None)
-def package_text(*parts: str) -> str:
-    return resources.files(__package__).joinpath(*parts).read_text(encoding="utf-8")
+package_text = package_reader(__package__)
 
 
 def select_checks(source: str, wanted: list[str], *, where: str) -> str:
@@ -85,15 +82,6 @@ def _without_docstring(source: str) -> str:
     if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
         source = "\n".join(source.splitlines()[first.end_lineno:])
     return source.strip("\n") + "\n"
-
-
-def _toml_safe(value: Any) -> Any:
-    """``value`` without None entries (TOML has no null)."""
-    if isinstance(value, dict):
-        return {k: _toml_safe(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_toml_safe(v) for v in value if v is not None]
-    return value
 
 
 # How test.sh runs the checks. Ours: the image's own pytest (the Dockerfile installs python3 and
@@ -200,17 +188,11 @@ def render(family: str, draft: Draft, *, seed: int, level: int, reward_mode: str
         for rel, data in draft.setup_files.items():
             files[f"environment/setup/{rel}"] = data
     tags = sorted({family.replace("_", "-"), draft.kind.replace("_", "-"), *draft.tags})
-    config = {
-        "schema_version": "1.1",
-        "task": {"name": name, "description": f"{family.replace('_', ' ')}: {draft.kind.replace('_', ' ')} ({label})",
-                 "keywords": tags, "authors": [{"name": "autoenvscaling-terminal"}]},
-        "metadata": {"difficulty": label, "category": "terminal", "tags": tags},
-        "verifier": verifier_config(draft),
-        "agent": {"timeout_sec": draft.agent_timeout_sec},
-        "environment": {"build_timeout_sec": 900.0, "cpus": 1, "memory_mb": 1024, "storage_mb": 2048, "workdir": "/app"},
-    }
-    task = Task.create(name, config, draft.instruction, files)
     asks = [f"/app/{p}" for p in dict.fromkeys(p.strip("/") for p in draft.outputs if p.strip("/"))]
-    parameters = _toml_safe({"kind": draft.kind, "level": level, "reward_mode": reward_mode, **draft.parameters})
-    return task.with_provenance(domain=DOMAIN, family=family, parameters=parameters, seed=seed, difficulty=label,
-                                asks=asks)  # what the cheats aim at: /app is declared whole
+    return render_task(
+        domain=DOMAIN, family=family, seed=seed, difficulty=label, name=name, instruction=draft.instruction,
+        description=f"{family.replace('_', ' ')}: {draft.kind.replace('_', ' ')} ({label})", files=files, tags=tags,
+        verifier=verifier_config(draft), agent={"timeout_sec": draft.agent_timeout_sec},
+        environment={"build_timeout_sec": 900.0, "cpus": 1, "memory_mb": 1024, "storage_mb": 2048, "workdir": "/app"},
+        parameters={"kind": draft.kind, "level": level, "reward_mode": reward_mode, **draft.parameters},
+        asks=asks)  # what the cheats aim at: /app is declared whole

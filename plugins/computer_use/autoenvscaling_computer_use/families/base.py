@@ -6,12 +6,11 @@ import dataclasses
 import random
 from typing import Any
 
+from autoenvscaling.domains.render import label_of  # noqa: F401 - the families import it from here
+
+
 MIN_LEVEL, MAX_LEVEL = 0, 5
 LEVELS = {"easy": 1, "medium": 2, "hard": 3}
-
-
-def label_of(level: int) -> str:
-    return "easy" if level <= 1 else "medium" if level == 2 else "hard"
 
 
 @dataclasses.dataclass

@@ -23,19 +23,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from autoenvscaling.domains.render import grow, label_of  # noqa: F401 - the families import them from here
+
 LEVELS = {"easy": 1, "medium": 2, "hard": 3}
 MIN_LEVEL, MAX_LEVEL = 0, 5
 DOC_TYPES = ("xlsx", "docx", "pdf", "csv", "json", "md", "ics", "txt")
-
-
-def label_of(level: int) -> str:
-    """The difficulty label of a level: 0-1 easy, 2 medium, 3 and above hard."""
-    return "easy" if level <= 1 else "medium" if level == 2 else "hard"
-
-
-def grow(level: int, base: int, factor: float = 1.6) -> int:
-    """A size that grows geometrically with the level (level 1 gives ``base``)."""
-    return max(1, round(base * factor ** (level - 1)))
 
 
 @dataclass
