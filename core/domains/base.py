@@ -147,14 +147,22 @@ class LevelledDomain(Domain):
     max_level: ClassVar[int] = 3
     #: the family "simpler" moves to from another family's ``min_level`` (None: nothing is simpler)
     floor_family: ClassVar[str | None] = None
+    #: the families by name, each with ``name``, ``description``, ``skills`` and ``neighbour`` (a
+    #: plugin's catalog): ``families`` and ``neighbour`` read it unless a subclass overrides them
+    catalog: ClassVar[Mapping[str, Any]] = {}
 
     @abc.abstractmethod
     def generate_level(self, family: str, *, seed: int, level: int, **options: Any) -> Task:
         """A task of ``family`` at ``level``, deterministic given ``seed`` (and the options)."""
 
-    @abc.abstractmethod
+    def families(self) -> list[Family]:
+        return [Family(name=f.name, description=f.description, skills=list(f.skills)) for f in self.catalog.values()]
+
     def neighbour(self, family: str) -> str:
-        """The family a "different" variation of a ``family`` task comes from."""
+        """The family a "different" variation of a ``family`` task comes from (the catalog's
+        neighbour; the family itself when that is not in the catalog)."""
+        neighbour = self.catalog[family].neighbour
+        return neighbour if neighbour in self.catalog else family
 
     def generate(self, family: str, *, seed: int, difficulty: str = "medium", **options: Any) -> Task:
         """A task of ``family``; the same (family, seed, difficulty, options) always gives the same task."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from autoenvscaling.domains.base import Family, KitExample, LevelledDomain
+from autoenvscaling.domains.base import KitExample, LevelledDomain
 from autoenvscaling.errors import UsageError
 from autoenvscaling.tasks import Task
 
@@ -21,11 +21,9 @@ class ComputerUseDomain(LevelledDomain):
     name = "computer_use"
     description = "web apps in a real browser: search and edit, forms, checkout, bulk edits, booking (Playwright + Chromium)"
     sandbox_backend = "bwrap"
+    catalog = CATALOG
     min_level, max_level = MIN_LEVEL, MAX_LEVEL
     kit_examples = (KitExample("crm_search_edit", 3, "easy"), KitExample("shop_checkout", 2, "medium"))
-
-    def families(self) -> list[Family]:
-        return [Family(name=f.name, description=f.description, skills=list(f.skills)) for f in CATALOG.values()]
 
     def generate_level(self, family: str, *, seed: int, level: int) -> Task:
         """A task of ``family`` at ``level`` (easy 1, medium 2, hard 3; 0 to 5 reachable by variation);
@@ -42,9 +40,6 @@ class ComputerUseDomain(LevelledDomain):
 
     def family_info(self, family: str) -> dict[str, Any]:
         return {"app": CATALOG[family].app, **super().family_info(family)}
-
-    def neighbour(self, family: str) -> str:
-        return CATALOG[family].neighbour if CATALOG[family].neighbour in CATALOG else family
 
     def kit_tasks(self) -> list[Task]:
         """The worked examples, their state keys derived from the published ``render.EXAMPLE_SECRET``

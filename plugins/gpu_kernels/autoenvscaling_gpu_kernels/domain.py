@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from autoenvscaling.domains.base import Family, KitExample, LevelledDomain
+from autoenvscaling.domains.base import KitExample, LevelledDomain
 from autoenvscaling.errors import UsageError
 from autoenvscaling.tasks import Task
 
@@ -19,11 +19,9 @@ class GpuKernelsDomain(LevelledDomain):
     name = "gpu_kernels"
     description = "Triton kernels for PyTorch references: fusions, norms, reductions, scans, matmul epilogues"
     sandbox_backend = "bwrap"
+    catalog = CATALOG
     min_level, max_level = MIN_LEVEL, MAX_LEVEL
     kit_examples = (KitExample("row_norm", 1, "medium"), KitExample("matmul_epilogue", 2, "easy"))
-
-    def families(self) -> list[Family]:
-        return [Family(name=f.name, description=f.description, skills=list(f.skills)) for f in CATALOG.values()]
 
     def generate_level(self, family: str, *, seed: int, level: int) -> Task:
         """A task of ``family`` at ``level`` (easy 1, medium 2, hard 3); degenerate draws are redrawn."""
@@ -33,8 +31,3 @@ class GpuKernelsDomain(LevelledDomain):
         if family not in CATALOG:
             raise UsageError(f"unknown gpu_kernels family {family!r}", hint=f"families: {', '.join(CATALOG)}")
         return render(generate(family, seed, level), seed=seed)
-
-    def neighbour(self, family: str) -> str:
-        """Variations: one level simpler or harder (fewer or more fused operations, sizes that need
-        masks, longer rows), or the neighbouring family ("different")."""
-        return CATALOG[family].neighbour

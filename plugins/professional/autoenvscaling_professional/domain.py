@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from autoenvscaling.domains.base import Family, KitExample, LevelledDomain
+from autoenvscaling.domains.base import KitExample, LevelledDomain
 from autoenvscaling.errors import UsageError
 from autoenvscaling.tasks import Task
 
@@ -20,11 +20,9 @@ class ProfessionalDomain(LevelledDomain):
     name = "professional"
     description = "office work on generated documents: xlsx, docx, PDF, CSV, ics (reconcile, formulas, extract, memo, mail merge, schedule, clean, format)"
     sandbox_backend = "bwrap"
+    catalog = CATALOG
     min_level, max_level = MIN_LEVEL, MAX_LEVEL
     kit_examples = (KitExample("summary_formulas", 4, "medium"), KitExample("memo_docx", 2, "easy"))
-
-    def families(self) -> list[Family]:
-        return [Family(name=f.name, description=f.description, skills=list(f.skills)) for f in CATALOG.values()]
 
     def generate_level(self, family: str, *, seed: int, level: int) -> Task:
         """A task of ``family`` at ``level`` (easy 1, medium 2, hard 3; 0 to 5 reachable by variation)."""
@@ -37,9 +35,3 @@ class ProfessionalDomain(LevelledDomain):
             raise UsageError(f"unknown professional family {family!r}", hint=f"families: {', '.join(CATALOG)}") from None
         rng = random.Random(f"autoenvscaling-professional/{family}/{seed}/{level}")
         return render(family, module.build(rng, level), seed=seed, level=level)
-
-    def neighbour(self, family: str) -> str:
-        """Variations: one level simpler or harder (fewer or more rows, documents and traps), or the
-        neighbouring family at the same level ("different")."""
-        return CATALOG[family].neighbour
-

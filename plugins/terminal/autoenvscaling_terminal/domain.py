@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from autoenvscaling.domains.base import Family, KitExample, LevelledDomain
+from autoenvscaling.domains.base import KitExample, LevelledDomain
 from autoenvscaling.errors import UsageError
 from autoenvscaling.tasks import Task
 
@@ -27,16 +27,11 @@ class TerminalDomain(LevelledDomain):
     name = "terminal"
     description = "procedural shell tasks (basics, files, logs, data, text, scripts, archives, SQLite, git, config, cron, processes)"
     sandbox_backend = "bwrap"
+    catalog = CATALOG
     levels, min_level, max_level, floor_family = LEVELS, MIN_LEVEL, MAX_LEVEL, FLOOR
     kit_examples = (KitExample("log_analysis", 3, "medium", {"kind": "app_errors"}),
                     KitExample("git_ops", 5, "hard", {"kind": "restore_file"}),
                     KitExample("shell_script", 2, "easy", {"kind": "stats"}))
-
-    def families(self) -> list[Family]:
-        return [Family(name=f.name, description=f.description, skills=list(f.skills)) for f in CATALOG.values()]
-
-    def neighbour(self, family: str) -> str:
-        return CATALOG[family].neighbour
 
     def family_info(self, family: str) -> dict[str, Any]:
         return {"kinds": self.kinds(family), **super().family_info(family)}
@@ -98,4 +93,3 @@ class TerminalDomain(LevelledDomain):
             return load(family)
         except KeyError:
             raise UsageError(f"unknown terminal family {family!r}", hint=f"families: {', '.join(CATALOG)}") from None
-
