@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import time
 
-from ..runtime.paths import SOLUTION_DIR
 from ..sandbox.base import Sandbox
 from ..tasks import StepConfig, Task
+from ..tasks.paths import SOLUTION_DIR
 from .base import Action, Agent, AgentLimits, Trajectory
 
 

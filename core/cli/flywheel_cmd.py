@@ -163,6 +163,7 @@ async def _flywheel(config: Any, out: Path, *, resume: bool, backend_name: str, 
     from ..executors.jobs import LLMSpec
     from ..flywheel.loop import Flywheel
     from ..plugins import create_host
+    from ..report.html import write_report
     from ..sandbox.base import SandboxPolicy
     from ..sandbox.select import make_backend
 
@@ -186,7 +187,7 @@ async def _flywheel(config: Any, out: Path, *, resume: bool, backend_name: str, 
             spec.check(host)  # one clear line now, not a failed job in every worker
     with _RichProgress() as progress:
         flywheel = Flywheel(config, out, host=host, backend=backend, solver=solver_spec, proposer_llm=proposer_llm,
-                            executor=runner, progress=progress, resume=resume)
+                            executor=runner, progress=progress, resume=resume, report_writer=write_report)
         try:
             if generate:
                 return [await flywheel.generate()]

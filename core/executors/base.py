@@ -1,6 +1,7 @@
 """Executors run many independent jobs (validations, attempts, proposals) in parallel.
 
-A job is plain data (``jobs.JobSpec``); a worker turns it into a ``JobResult`` with ``run_job``.
+A job is plain data (``jobs.Job``: a key, a worker setup and ``run``); a worker turns it into a
+``JobResult`` with ``run_job``. Executors know no kind of job: each lives next to what it runs.
 ``map`` yields results in completion order, each with its job's key; a job that raises becomes an
 error result, never the end of the batch. Executors take concurrent ``map`` calls (the flywheel
 calibrates several pool tasks at once), all sharing the executor's workers.
@@ -20,13 +21,13 @@ import asyncio
 from typing import TYPE_CHECKING, AsyncIterator, ClassVar, Iterable
 
 from ..errors import UsageError
-from .jobs import JobResult, JobSpec
+from .jobs import Job, JobResult, JobSpec
 
 if TYPE_CHECKING:
     from .pool import WorkerPool
     from .worker import WorkerContext
 
-__all__ = ["Executor", "JobResult", "JobSpec", "LocalExecutor"]
+__all__ = ["Executor", "Job", "JobResult", "JobSpec", "LocalExecutor"]
 
 
 class Executor(abc.ABC):
@@ -39,10 +40,10 @@ class Executor(abc.ABC):
         self.address = address
 
     @abc.abstractmethod
-    async def submit(self, job: JobSpec) -> JobResult:
+    async def submit(self, job: Job) -> JobResult:
         """Run one job; never raises for the job's own failure (that is an error result)."""
 
-    async def map(self, jobs: Iterable[JobSpec]) -> AsyncIterator[JobResult]:
+    async def map(self, jobs: Iterable[Job]) -> AsyncIterator[JobResult]:
         """Run ``jobs``; yield each result as it completes."""
         tasks = [asyncio.ensure_future(self.submit(job)) for job in jobs]
         try:
@@ -73,7 +74,7 @@ class LocalExecutor(Executor):
         self._context: WorkerContext | None = None
         self._limit: asyncio.Semaphore | None = None
 
-    async def submit(self, job: JobSpec) -> JobResult:
+    async def submit(self, job: Job) -> JobResult:
         if self.in_process:
             from .worker import WorkerContext, run_job
 

@@ -1,12 +1,16 @@
 """Jobs as plain data: what a worker process (local or on a Ray cluster) needs to do one unit of work.
 
-A job holds no live object: the task travels as a ``TaskRef`` (a path on storage every worker reads,
-or the task directory inline as a tar for small generated tasks), the sandbox backend as a name and
-a ``SandboxPolicy``, models as specs (name, base URL, options), and the plugins as import paths.
-The worker rebuilds what it needs from a fresh plugin host (see ``worker.py``) and sends back a
-``JobResult`` whose value is one of the pydantic result models (ValidationReport, TrialResult,
-ProposeOutcome). Seeds are fields of the job, so the result never depends on which worker ran it
-or in which order.
+The executors run any ``Job``: plain data with a ``key`` (its result comes back under it), the
+``WorkerSetup`` its worker rebuilds the plugin host and sandbox backend from, and ``run``, which the
+worker calls with its ``WorkerContext`` (``worker.py``) and which returns a pydantic model, the
+``JobResult``'s value. Each kind of job lives next to what it runs: ``AttemptJob`` (one trial with an
+agent, returning a TrialResult) here, ``gates.validate.ValidateJob`` (a ValidationReport) and
+``flywheel.jobs.ProposeJob`` (a ProposeOutcome) in their own layers, so the executors depend on none
+of them. A job holds no live object: the task travels as a ``TaskRef`` (a path on storage every
+worker reads, or the task directory inline as a tar for small generated tasks), the sandbox backend
+as a name and a ``SandboxPolicy``, models as specs (name, base URL, options), and the plugins as
+import paths. Seeds are fields of the job, so the result never depends on which worker ran it or in
+which order.
 
 Inline task references are the default for generated tasks (a few KB to a few MB); tasks that
 already live on disk (``tasks validate PATH``) travel as absolute paths, so a run across machines
@@ -15,27 +19,28 @@ needs those paths on shared storage (docs/scaling.md).
 
 from __future__ import annotations
 
+import abc
 import importlib
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..agents.base import AgentLimits
 from ..errors import UsageError
-from ..flywheel.assignments import Assignment
-from ..gates.base import GateSettings, ValidationReport
-from ..proposers.base import Proposal
-from ..runtime.trial import TrialResult
 from ..sandbox.base import SandboxPolicy
 from ..tasks import Task
+from ..tasks.harbor import read_task, task_from_blob, task_to_blob
 
 if TYPE_CHECKING:
+    from ..agents.base import Agent
     from ..agents.solver import SolverAgent
     from ..llm.base import LLMBackend
     from ..plugins.host import PluginHost
+    from ..runtime.trial import TrialResult
     from ..sandbox.base import SandboxBackend
+    from .worker import WorkerContext
 
 _DATA = ConfigDict(frozen=True, ser_json_bytes="base64", val_json_bytes="base64")
 
@@ -51,8 +56,6 @@ class TaskRef(BaseModel):
 
     @classmethod
     def inline(cls, task: Task) -> "TaskRef":
-        from ..flywheel.rundb import task_to_blob
-
         return cls(blob=task_to_blob(task))
 
     @classmethod
@@ -60,9 +63,6 @@ class TaskRef(BaseModel):
         return cls(path=str(Path(path).resolve()))
 
     def load(self) -> Task:
-        from ..flywheel.rundb import task_from_blob
-        from ..tasks.harbor import read_task
-
         if self.blob is not None:
             return task_from_blob(self.blob)
         if self.path is None:
@@ -191,85 +191,63 @@ class AgentSpec(BaseModel):
     cheat: bool = False
 
 
-class ValidateJob(BaseModel):
-    """Admission gates over one task. ``gates``: the names to run (None: every registered gate)."""
+class Job(BaseModel, abc.ABC):
+    """What an executor runs: plain data (it crosses to worker processes and Ray workers pickled, and
+    round-trips through JSON) that a worker turns into a value with ``run``. ``kind``: a subclass's
+    name for itself (a Literal). ``key``: the result comes back under it. ``setup``: what its worker
+    rebuilds (plugins, sandbox backend). A job that raises becomes an error result (``run_job``)."""
 
     model_config = _DATA
 
-    kind: Literal["validate"] = "validate"
+    kind: str
     key: str
     setup: WorkerSetup
-    task: TaskRef
-    label: str
-    settings: GateSettings = Field(default_factory=GateSettings)
-    gates: tuple[str, ...] | None = None
-    suite: tuple[TaskRef, ...] = ()
-    held_out: tuple[str, ...] = ()
-    solver: SolverSpec | None = None
-    backend_name: str | None = None  # the backend lint judges for when the job starts none
+
+    @abc.abstractmethod
+    async def run(self, context: WorkerContext) -> BaseModel:
+        """Do the job in a worker, with that worker's caches (plugin host, backends, models)."""
 
 
-class AttemptJob(BaseModel):
+JobSpec = Job  # the name the executors' signatures used before jobs were open to other layers
+
+
+class AttemptJob(Job):
     """One trial of a task with an agent; ``seed`` (a rollout's) makes a sampling agent repeatable."""
 
-    model_config = _DATA
-
     kind: Literal["attempt"] = "attempt"
-    key: str
-    setup: WorkerSetup
     task: TaskRef
     agent: AgentSpec
     seed: int | None = None
 
+    async def run(self, context: WorkerContext) -> TrialResult:
+        runner = context.runner(self.setup)
+        if runner is None:
+            raise UsageError("an attempt needs a sandbox backend", hint="give the job's WorkerSetup a backend name")
+        agent = self._agent(context)
+        if self.seed is not None:
+            agent = agent.seeded(self.seed)
+        return await runner.run(self.task.load(), agent)
 
-class ProposeJob(BaseModel):
-    """One flywheel unit's phase A: propose for ``assignment``, name the task, run ``gates`` on it.
-    ``pool``: the admitted tasks as the batch began (near-duplicates for proposers that check).
-    ``parent``: the assignment's parent task (the assignment travels without it)."""
-
-    model_config = _DATA
-
-    kind: Literal["propose"] = "propose"
-    key: str
-    setup: WorkerSetup
-    proposer: str
-    proposer_llm: LLMSpec | None = None
-    domain: str
-    seed: int
-    round: int
-    slot: int
-    assignment: Assignment
-    parent: TaskRef | None = None
-    settings: GateSettings = Field(default_factory=GateSettings)
-    gates: tuple[str, ...] = ()
-    pool: tuple[TaskRef, ...] = ()
-
-
-JobSpec = Annotated[Union[ValidateJob, AttemptJob, ProposeJob], Field(discriminator="kind")]
-
-
-class ProposeOutcome(BaseModel):
-    """Phase A's result: the proposal, the task as named for the suite, and its phase A report."""
-
-    model_config = ConfigDict(frozen=True)
-
-    proposal: Proposal
-    task: Task | None = None
-    report: ValidationReport | None = None
-
-
-JobValue = Union[ValidationReport, TrialResult, ProposeOutcome]
+    def _agent(self, context: WorkerContext) -> Agent:
+        if self.agent.name == "solver":
+            if self.agent.solver is None:
+                raise UsageError("the solver agent needs a SolverSpec",
+                                 hint="AgentSpec(name='solver', solver=SolverSpec(...))")
+            return context.solver(self.setup, self.agent.solver)
+        host = context.host(self.setup)
+        return (host.cheats if self.agent.cheat else host.agents).get(self.agent.name)()
 
 
 class JobResult(BaseModel):
-    """One job's result, in completion order, with the job's key. ``error`` is one line (the
-    traceback, when there is one, in ``details``); ``retries``: how often a dead worker's job was
-    started again."""
+    """One job's result, in completion order, with the job's key. ``value``: what the job's ``run``
+    returned (a pydantic model: TrialResult, ValidationReport, ProposeOutcome, ...). ``error`` is one
+    line (the traceback, when there is one, in ``details``); ``retries``: how often a dead worker's
+    job was started again."""
 
     model_config = ConfigDict(frozen=True)
 
     key: str
-    value: JobValue | None = None
+    value: Any = None
     error: str | None = None
     details: str | None = None
     retries: int = 0
@@ -277,4 +255,3 @@ class JobResult(BaseModel):
     @property
     def ok(self) -> bool:
         return self.error is None
-

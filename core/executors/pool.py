@@ -12,7 +12,7 @@ import asyncio
 import signal
 from multiprocessing.connection import Connection
 
-from .jobs import JobResult, JobSpec
+from .jobs import Job, JobResult
 
 
 class WorkerDied(Exception):
@@ -56,7 +56,7 @@ class _Worker:
     def alive(self) -> bool:
         return self.process.poll() is None
 
-    async def run(self, job: JobSpec) -> JobResult:
+    async def run(self, job: Job) -> JobResult:
         loop = asyncio.get_running_loop()
         try:
             self.conn.send(job)
@@ -98,7 +98,7 @@ class WorkerPool:
     def __init__(self, size: int, *, max_retries: int = 2) -> None:
         self.size = size
         self.max_retries = max_retries
-        self._queue: asyncio.Queue[tuple[JobSpec, asyncio.Future[JobResult], int]] = asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[Job, asyncio.Future[JobResult], int]] = asyncio.Queue()
         self._workers: list[_Worker | None] = [None] * size
         self._slots: list[asyncio.Task[None]] = []
 
@@ -106,7 +106,7 @@ class WorkerPool:
         """The running workers' process ids (tests kill them)."""
         return [w.pid for w in self._workers if w is not None]
 
-    async def submit(self, job: JobSpec) -> JobResult:
+    async def submit(self, job: Job) -> JobResult:
         if not self._slots:
             self._slots = [asyncio.ensure_future(self._slot(i)) for i in range(self.size)]
         fut: asyncio.Future[JobResult] = asyncio.get_running_loop().create_future()

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, ClassVar
 from ..errors import MissingPrerequisite
 from ..plugins.prerequisites import Prerequisite, PrerequisiteStatus
 from .base import Executor
-from .jobs import JobResult, JobSpec
+from .jobs import Job, JobResult
 
 if TYPE_CHECKING:
     from .worker import WorkerContext
@@ -67,7 +67,7 @@ class RayExecutor(Executor):
         self._remote = ray.remote(max_retries=self.max_retries, num_cpus=1)(_run_on_worker)
         return self._remote
 
-    async def submit(self, job: JobSpec) -> JobResult:
+    async def submit(self, job: Job) -> JobResult:
         remote = self._ensure()
         async with self._slots():
             ref = remote.remote(job)  # type: ignore[attr-defined]
@@ -96,7 +96,7 @@ _context: WorkerContext | None = None
 _loop: asyncio.AbstractEventLoop | None = None
 
 
-def _run_on_worker(job: JobSpec) -> JobResult:
+def _run_on_worker(job: Job) -> JobResult:
     """The Ray task: one job, with the caches of this Ray worker process (and its own event loop,
     kept across jobs, since cached backends belong to the loop that made them)."""
     global _context, _loop

@@ -3,7 +3,8 @@
 A ``WorkerContext`` lives as long as its worker process and caches what is costly to build: the
 plugin host, sandbox backends (their layer caches), trial runners (the offline verifier runtime),
 and models (a local solver loads once per worker). Everything else is rebuilt per job from the
-spec. A job that raises becomes an error result here, so only a dead worker loses a job.
+spec, by the job's own ``run`` (``jobs.Job``): the worker knows no kind of job. A job that raises
+becomes an error result here, so only a dead worker loses a job.
 """
 
 from __future__ import annotations
@@ -12,19 +13,16 @@ import asyncio
 import traceback
 from typing import TYPE_CHECKING
 
-from .jobs import AttemptJob, JobResult, JobSpec, LLMSpec, ProposeJob, ProposeOutcome, SolverSpec, ValidateJob, WorkerSetup
+from .jobs import Job, JobResult, LLMSpec, SolverSpec, WorkerSetup
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
 
     from ..agents.base import Agent
-    from ..gates.base import ValidationReport
-    from ..gates.validate import Validator
     from ..llm.base import LLMBackend
     from ..plugins.host import PluginHost
-    from ..runtime.trial import TrialResult, TrialRunner
+    from ..runtime.trial import TrialRunner
     from ..sandbox.base import SandboxBackend
-    from ..tasks import Task
 
 
 class WorkerContext:
@@ -83,18 +81,6 @@ class WorkerContext:
     def solver(self, setup: WorkerSetup, spec: SolverSpec) -> Agent:
         return spec.build(self.host(setup), self.llm(setup, spec.llm))
 
-    def validator(self, setup: WorkerSetup, job: ValidateJob | ProposeJob, *, suite: list[Task],
-                  held_out: tuple[str, ...] = (), solver: SolverSpec | None = None,
-                  backend_name: str | None = None) -> Validator:
-        from ..gates.validate import Validator
-        from ..sandbox.select import BackendCatalog
-
-        host = self.host(setup)
-        return Validator(host=host, backend=self.backend(setup), settings=job.settings, suite_tasks=suite,
-                         held_out=list(held_out), solver=self.solver(setup, solver) if solver is not None else None,
-                         runner=self.runner(setup), backend_name=backend_name or setup.backend,
-                         catalog=BackendCatalog(host, setup.policy))
-
     async def aclose(self) -> None:
         for llm in self._llms.values():
             await llm.aclose()
@@ -102,16 +88,10 @@ class WorkerContext:
             await backend.aclose()
 
 
-async def run_job(spec: JobSpec, context: WorkerContext) -> JobResult:
+async def run_job(spec: Job, context: WorkerContext) -> JobResult:
     """Run ``spec``; any exception becomes an error result with a one-line error."""
     try:
-        if isinstance(spec, ValidateJob):
-            value: ValidationReport | TrialResult | ProposeOutcome = await _validate(spec, context)
-        elif isinstance(spec, AttemptJob):
-            value = await _attempt(spec, context)
-        else:
-            value = await _propose(spec, context)
-        return JobResult(key=spec.key, value=value)
+        return JobResult(key=spec.key, value=await spec.run(context))
     except asyncio.CancelledError:
         raise
     except Exception as exc:
@@ -121,71 +101,6 @@ async def run_job(spec: JobSpec, context: WorkerContext) -> JobResult:
                 else f"{type(exc).__name__}: {exc}")
         line = (text.splitlines() or [type(exc).__name__])[0]
         return JobResult(key=spec.key, error=line, details=traceback.format_exc())
-
-
-async def _validate(job: ValidateJob, context: WorkerContext) -> ValidationReport:
-    from ..gates.validate import validate_task
-
-    validator = context.validator(job.setup, job, suite=[r.load() for r in job.suite], held_out=job.held_out,
-                                  solver=job.solver, backend_name=job.backend_name)
-    gates = [g for g in validator.gates if job.gates is None or g.name in job.gates]
-    target = job.task.path if job.task.blob is None and job.task.path is not None else job.task.load()
-    return await validate_task(target, validator.context, gates=gates, label=job.label)
-
-
-async def _attempt(job: AttemptJob, context: WorkerContext) -> TrialResult:
-    runner = context.runner(job.setup)
-    if runner is None:
-        from ..errors import UsageError
-
-        raise UsageError("an attempt needs a sandbox backend", hint="give the job's WorkerSetup a backend name")
-    agent = _agent(job, context)
-    if job.seed is not None:
-        agent = agent.seeded(job.seed)
-    return await runner.run(job.task.load(), agent)
-
-
-def _agent(job: AttemptJob, context: WorkerContext) -> Agent:
-    if job.agent.name == "solver":
-        if job.agent.solver is None:
-            from ..errors import UsageError
-
-            raise UsageError("the solver agent needs a SolverSpec", hint="AgentSpec(name='solver', solver=SolverSpec(...))")
-        return context.solver(job.setup, job.agent.solver)
-    host = context.host(job.setup)
-    return (host.cheats if job.agent.cheat else host.agents).get(job.agent.name)()
-
-
-async def _propose(job: ProposeJob, context: WorkerContext) -> ProposeOutcome:
-    from ..gates.validate import validate_task
-
-    host = context.host(job.setup)
-    pool = [r.load() for r in job.pool]
-    checker_validator = context.validator(job.setup, job, suite=pool)
-    check_gates = [g for g in checker_validator.gates if not g.needs_solver]
-
-    async def check(task: Task) -> ValidationReport:
-        # Gates 1-8 for proposers that revise, run here in the worker, outside the proposer's sandbox.
-        return await validate_task(task, checker_validator.context, gates=check_gates)
-
-    cls = host.proposers.get(job.proposer)
-    llm = context.llm(job.setup, job.proposer_llm) if cls.needs_llm and job.proposer_llm is not None else None
-    proposer = cls(llm=llm, checker=check, backend=context.backend(job.setup))
-    domain = host.domains.get(job.domain)()
-    assignment = job.assignment
-    if job.parent is not None:
-        assignment = assignment.model_copy(update={"parent_task": job.parent.load()})
-    proposal = await proposer.propose(assignment, domain=domain, seed=job.seed)
-    if proposal.task is None:
-        return ProposeOutcome(proposal=proposal)
-    from ..tasks import qualified_name
-
-    family = proposal.task.provenance.family or job.proposer
-    task = proposal.task.renamed(qualified_name(f"{job.domain}-{family}-r{job.round}-s{job.slot}")).with_provenance(
-        round=job.round, domain=job.domain)
-    gates = [g for g in checker_validator.gates if g.name in job.gates]
-    report = await validate_task(task, checker_validator.context, gates=gates, label=job.key)
-    return ProposeOutcome(proposal=proposal, task=task, report=report)
 
 
 def serve(conn: Connection) -> None:

@@ -24,29 +24,34 @@ import asyncio
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..domains.base import DIFFICULTIES, Domain
 from ..errors import ConfigError, UsageError
 from ..executors.base import Executor, LocalExecutor
-from ..executors.jobs import AgentSpec, AttemptJob, LLMSpec, ProposeJob, ProposeOutcome, SolverSpec, TaskRef, WorkerSetup
+from ..executors.jobs import AgentSpec, AttemptJob, LLMSpec, SolverSpec, TaskRef, WorkerSetup
 from ..gates.base import GateContext, GateResult, GateSettings, ValidationReport
 from ..gates.validate import Validator, validate_task
 from ..proposers.base import Proposal
 from ..runtime.trial import TrialResult
 from ..suite.store import SuiteStore
 from ..tasks import Task
+from ..trainers.base import Trainer, TrainerContext
 from .assignments import Assignment, failure_of, from_summary, new_task, summary_of
 from .calibration import Calibration, calibrate, rollout_seed, usable
+from .jobs import ProposeJob, ProposeOutcome
 from .rundb import ReviewRecord, RolloutRow, RunDB, TrainingRecord, UnitRecord
 from .summary import RoundSummary, round_summary
 
 if TYPE_CHECKING:
     from ..plugins.host import PluginHost
     from ..sandbox.base import SandboxBackend
-    from ..trainers.base import Trainer
+
+# Writes the run's report from its folder, run database and suite, and returns its path
+# (``autoenvscaling.report.html.write_report``: the report layer sits above the flywheel).
+ReportWriter = Callable[[Path, RunDB, SuiteStore], Path]
 
 RUN_DB = "run.sqlite"
 ERRORS_LOG = "errors.log"
@@ -138,16 +143,20 @@ def allocate(n: int, mix: dict[str, float]) -> dict[str, int]:
 
 
 class Flywheel:
-    """One run in ``out``: the suite (the admitted pool), run.sqlite and report.html.
+    """One run in ``out``: the suite (the admitted pool), run.sqlite and, with a report writer, the report.
 
     ``backend``: the sandbox backend whose name and policy the workers rebuild (this process starts
     no sandbox). ``solver``/``proposer_llm``: models as specs, built in the workers. Plugins reach
-    the workers as importable modules (``WorkerSetup.of``)."""
+    the workers as importable modules (``WorkerSetup.of``). ``report_writer``: writes the report after
+    the run (the CLI passes ``autoenvscaling.report.html.write_report``, which writes report.html);
+    None: no report."""
 
     def __init__(self, config: FlywheelConfig, out: str | Path, *, host: PluginHost, backend: SandboxBackend,
                  solver: SolverSpec | None = None, proposer_llm: LLMSpec | None = None,
-                 executor: Executor | None = None, progress: Progress | None = None, resume: bool = False) -> None:
+                 executor: Executor | None = None, progress: Progress | None = None, resume: bool = False,
+                 report_writer: ReportWriter | None = None) -> None:
         self.config = config
+        self.report_writer = report_writer
         self.out = Path(out)
         self.host = host
         self.initial_solver = solver if config.calibrate else None
@@ -187,7 +196,7 @@ class Flywheel:
 
     # -- the two commands -------------------------------------------------------------------
     async def run(self) -> list[RoundSummary]:
-        """The flywheel: ``config.rounds`` rounds, then the report."""
+        """The flywheel: ``config.rounds`` rounds, then the report (when there is a report writer)."""
         summaries = []
         for r in range(self.config.rounds):
             self.solver = self._solver_for(r)
@@ -236,10 +245,9 @@ class Flywheel:
         self.write_report()
         return summary
 
-    def write_report(self) -> Path:
-        from ..report.html import write_report
-
-        return write_report(self.out, self.db, self.suite)
+    def write_report(self) -> Path | None:
+        """The report, written by the report writer given (None: there is none)."""
+        return self.report_writer(self.out, self.db, self.suite) if self.report_writer is not None else None
 
     # -- planning ---------------------------------------------------------------------------
     def _plan_round(self, r: int) -> list[Unit]:
@@ -431,8 +439,6 @@ class Flywheel:
         assert self.trainer is not None and self.solver is not None
         if self.db.training(r) is not None:
             return
-        from ..trainers.base import TrainerContext
-
         self.progress.status(f"round {r}: training the solver ({self.config.trainer})")
         pool = [self._recorded_task(u.key) for u in self._pool_keys(r + 1)]
         setup = self.setup

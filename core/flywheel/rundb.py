@@ -11,11 +11,8 @@ a repeated admission a no-op.
 
 from __future__ import annotations
 
-import io
 import json
 import sqlite3
-import tarfile
-import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -24,8 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import UsageError
 from ..executors.jobs import SolverSpec
-from ..sandbox.base import make_tar
-from ..tasks import Task, read_task, render_config
+from ..tasks import Task
+from ..tasks.harbor import task_from_blob, task_to_blob
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -128,23 +125,6 @@ class TrainingRecord(BaseModel):
     solver: SolverSpec
     metrics: dict[str, float]
     history: list[dict[str, float]] = Field(default_factory=list)  # TrainResult.history
-
-
-def task_to_blob(task: Task) -> bytes:
-    """The task directory as a tar (kept for tasks that never reach the suite: they can still be
-    parents of the next round)."""
-    files: dict[str, bytes | tuple[bytes, bool]] = {"task.toml": (render_config(task).encode(), False)}
-    if task.instruction is not None:
-        files["instruction.md"] = (task.instruction.encode(), False)
-    files.update({p: (f.data, f.executable) for p, f in task.files.items()})
-    return make_tar(files)
-
-
-def task_from_blob(blob: bytes) -> Task:
-    with tempfile.TemporaryDirectory(prefix="aes-rundb-") as tmp:
-        with tarfile.open(fileobj=io.BytesIO(blob)) as tar:
-            tar.extractall(tmp, filter="data")
-        return read_task(tmp)
 
 
 class RunDB:

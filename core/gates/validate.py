@@ -5,7 +5,7 @@ the plugin host run cheapest first (``Gate.order``). The first gate that does no
 verdict: "invalid" for a fail, "timeout", or "error" for infrastructure trouble (an exception in a
 gate, a sandbox that would not start). Gates named in ``settings.skip`` are reported as skipped.
 Every report is announced through the ``autoenvscaling_task_validated`` hook. ``validate_many`` runs
-a batch through an executor; one bad task never stops the batch.
+a batch through an executor, one ``ValidateJob`` per task; one bad task never stops the batch.
 """
 
 from __future__ import annotations
@@ -15,16 +15,20 @@ import os
 import time
 import traceback
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Iterable
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Iterable, Literal
+
+from pydantic import Field
 
 from ..errors import AESError, TaskFormatError, UsageError
 from ..executors.base import Executor, LocalExecutor
+from ..executors.jobs import Job, SolverSpec, TaskRef, WorkerSetup
 from ..sandbox.select import BackendCatalog
 from ..tasks import Task
 from ..tasks.harbor import is_task_dir, read_task
 from .base import Gate, GateContext, GateResult, GateSettings, ValidationReport, Verdict
 
 if TYPE_CHECKING:
+    from ..executors.worker import WorkerContext
     from ..plugins.host import PluginHost
 
 ContextFactory = Callable[[Task], GateContext]
@@ -188,6 +192,40 @@ class Validator:
     async def validate(self, task_or_path: Task | str | os.PathLike[str], label: str | None = None) -> ValidationReport:
         return await validate_task(task_or_path, self.context, gates=self.gates, host=self.host, label=label)
 
+    @classmethod
+    def in_worker(cls, context: WorkerContext, setup: WorkerSetup, settings: GateSettings, *, suite: list[Task],
+                  held_out: tuple[str, ...] = (), solver: SolverSpec | None = None,
+                  backend_name: str | None = None) -> "Validator":
+        """The validator a job builds in a worker, from the worker's cached host, backend, trial runner
+        and models."""
+        host = context.host(setup)
+        return cls(host=host, backend=context.backend(setup), settings=settings, suite_tasks=suite,
+                   held_out=list(held_out), solver=context.solver(setup, solver) if solver is not None else None,
+                   runner=context.runner(setup), backend_name=backend_name or setup.backend,
+                   catalog=BackendCatalog(host, setup.policy))
+
+
+class ValidateJob(Job):
+    """Admission gates over one task, in a worker. ``gates``: the names to run (None: every registered
+    gate)."""
+
+    kind: Literal["validate"] = "validate"
+    task: TaskRef
+    label: str
+    settings: GateSettings = Field(default_factory=GateSettings)
+    gates: tuple[str, ...] | None = None
+    suite: tuple[TaskRef, ...] = ()
+    held_out: tuple[str, ...] = ()
+    solver: SolverSpec | None = None
+    backend_name: str | None = None  # the backend lint judges for when the job starts none
+
+    async def run(self, context: WorkerContext) -> ValidationReport:
+        validator = Validator.in_worker(context, self.setup, self.settings, suite=[r.load() for r in self.suite],
+                                        held_out=self.held_out, solver=self.solver, backend_name=self.backend_name)
+        gates = [g for g in validator.gates if self.gates is None or g.name in self.gates]
+        target = self.task.path if self.task.blob is None and self.task.path is not None else self.task.load()
+        return await validate_task(target, validator.context, gates=gates, label=self.label)
+
 
 async def validate_many(paths_or_tasks: Iterable[Task | str | os.PathLike[str]], *, backend: Any = None,
                         settings: GateSettings | None = None, executor: Executor | None = None,
@@ -200,8 +238,6 @@ async def validate_many(paths_or_tasks: Iterable[Task | str | os.PathLike[str]],
     that the executor's workers run with the validator's plugins, settings and backend by name;
     every report is announced here, on the driver. A job that crashes (a bug, a dead worker) still
     yields a report, status "error", so a batch always completes."""
-    from ..executors.jobs import TaskRef, ValidateJob, WorkerSetup
-
     if validator is None:
         if host is None:
             from ..plugins import create_host

@@ -1,11 +1,9 @@
-"""Harbor's runtime paths inside a sandbox."""
+"""Paths inside a sandbox: Harbor's layout (``tasks/paths.py``, re-exported here) and the runtime's own."""
 
-TESTS_DIR = "/tests"
-SOLUTION_DIR = "/solution"
-LOGS_DIR = "/logs"
-VERIFIER_LOGS = "/logs/verifier"
-AGENT_LOGS = "/logs/agent"
-REWARD_TXT = "/logs/verifier/reward.txt"
-REWARD_JSON = "/logs/verifier/reward.json"
+from ..tasks.paths import AGENT_LOGS, LOGS_DIR, REWARD_JSON, REWARD_TXT, SOLUTION_DIR, TESTS_DIR, VERIFIER_LOGS
+
+__all__ = ["AGENT_LOGS", "LOGS_DIR", "REWARD_JSON", "REWARD_TXT", "SOLUTION_DIR", "TESTS_DIR", "VERIFIER_LOGS",
+           "VERIFIER_RUNTIME"]
+
 # Where verifier runtimes appear (each at VERIFIER_RUNTIME/<name>); only while test.sh runs.
 VERIFIER_RUNTIME = "/opt/autoenvscaling-verifier"

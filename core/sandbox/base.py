@@ -15,12 +15,12 @@ import abc
 import io
 import shlex
 import tarfile
-import time
 from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar, Literal, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..archive import make_tar
 from ..tasks import Task
 
 DEFAULT_OUTPUT_LIMIT = 64 * 1024
@@ -311,35 +311,6 @@ class SandboxBackend(abc.ABC):
 
     async def aclose(self) -> None:
         """Release backend-wide resources (connections, caches held open)."""
-
-
-def make_tar(files: Mapping[str, bytes | tuple[bytes, bool]]) -> bytes:
-    """An in-memory tar of ``files``; directories are implied by the paths."""
-    buf = io.BytesIO()
-    now = int(time.time())  # uploaded files are "new": a 1970 mtime confuses make and freshness checks
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        dirs: set[str] = set()
-        for rel in sorted(files):
-            value = files[rel]
-            data, executable = value if isinstance(value, tuple) else (value, rel.endswith(".sh"))
-            parts = PurePosixPath(rel).parts
-            if ".." in parts or PurePosixPath(rel).is_absolute():
-                raise ValueError(f"unsafe path in archive: {rel!r}")
-            for i in range(1, len(parts)):
-                d = "/".join(parts[:i])
-                if d not in dirs:
-                    dirs.add(d)
-                    info = tarfile.TarInfo(d)
-                    info.type = tarfile.DIRTYPE
-                    info.mode = 0o755
-                    info.mtime = now
-                    tar.addfile(info)
-            info = tarfile.TarInfo(rel)
-            info.size = len(data)
-            info.mtime = now
-            info.mode = 0o755 if executable else 0o644
-            tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
 
 
 ARGV_BYTES = 96 * 1024  # arguments per command, well under the kernel's limit for all of them

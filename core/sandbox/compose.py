@@ -47,13 +47,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import BuildError, MissingPrerequisite, SandboxError, UnsupportedDockerfile
 from ..tasks import Task
+from ..tasks.task import COMPOSE_FILES, compose_file  # noqa: F401 - the task format's names, re-exported
 from .base import Protection, make_tar
 from .docker_images import LABEL
 
 if TYPE_CHECKING:
     from .docker_backend import DockerBackend
 
-COMPOSE_FILES = ("docker-compose.yaml", "docker-compose.yml", "compose.yaml", "compose.yml")
 MAIN = "main"
 MAIN_IMAGE = "\0main-image"  # what ${MAIN_IMAGE_NAME} stands for: the task's own image
 HARBOR_MOUNT = "\0harbor-mount"  # a host log folder of Harbor's; our runner handles /logs itself
@@ -181,11 +181,6 @@ class ComposeSpec(BaseModel):
 
 
 # -- loading -----------------------------------------------------------------------------------------
-def compose_file(task: Task) -> str | None:
-    """The compose file's name in environment/, or None when the task has none."""
-    return next((name for name in COMPOSE_FILES if f"environment/{name}" in task.files), None)
-
-
 def load_compose(task: Task) -> ComposeSpec | None:
     """The task's compose file, interpolated, checked and put in start order (None: no file).
     Raises UnsupportedDockerfile (a BuildError) for what we cannot honour, BuildError when malformed."""

@@ -1,6 +1,6 @@
 """Sandboxes as containers behind any Docker-API engine: Docker, or podman's Docker-API service.
 
-Why it is built this way (facts in DESIGN.md section 6):
+Why it is built this way (facts in docs/sandboxes.md, "Facts about our machines"):
 
 - One long-lived container per attempt, and every command is an exec into it. podman takes ~20 s to
   report that a detached container exited, so we never run-and-wait.
@@ -32,12 +32,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import io
 import os
 import re
 import shlex
 import socket
-import tarfile
 import threading
 import time
 import uuid
@@ -54,6 +52,7 @@ from .base import (DEFAULT_OUTPUT_LIMIT, BackendCapabilities, ExecResult, FileCh
 from .compose import (MAIN, MAIN_IMAGE, BuildSpec, ComposeGroup, ComposeSpec, HostGuard, Service, check_health_conditions,
                       image_healthcheck, load_compose)
 from .docker_images import BASE_REPO, LABEL, BuildPlan, ImageStore, docker_errors, short_error
+from .docker_shared import EACH_PROCESS, SWEEP, symlink_tar, unpadded_tar
 from .docker_verify import ScratchContainers
 from .podman import SYSTEM_SOCKET, docker_host
 from .rootfs import resolve_base
@@ -85,34 +84,13 @@ READY_MARKER = "/dev/.autoenvscaling-ready"
 _INIT = ("f=/dev/.autoenvscaling-init-$$; mkfifo \"$f\" && exec 3<>\"$f\" && rm -f \"$f\" || exit 1; "
          f": > {READY_MARKER}; while :; do read -r _ <&3; done")
 _LAUNCH = f"if command -v bash >/dev/null 2>&1; then exec bash -c {shlex.quote(_INIT)}; fi; {_INIT}"
-# Each process as "pid:starttime" (field 22 of /proc/PID/stat; the name before it may hold spaces),
-# skipping the listing shell itself. Builtins only: a forked helper would list itself.
-_EACH_PROCESS = ('for d in /proc/[0-9]*; do p=${d#/proc/}; [ "$p" = $$ ] && continue; '
-                 '{ read -r s < "$d/stat"; } 2>/dev/null || continue; r=${s##*) }; set -- $r; ')
-_SNAPSHOT = _EACH_PROCESS + 'printf "%s:%s " "$p" "${20}"; done'
-# Kill every process but pid 1, the caller and (when $spare lists any) the sandbox's own processes,
-# until none is left (bounded: zombies count while pid 1 has not reaped them yet, so they are
-# skipped where we list processes ourselves). The sandbox's own are the ready-time set and every
-# process descended from one of them without passing through pid 1 (a service's later children,
-# Chromium launched by a browser service on first use: on bwrap the entrypoint's pid namespace
-# keeps them the same way); orphans, reparented to pid 1, are not. /proc lists pids as text (159
-# before 8), so the processes are read first and the descendants found to a fixed point.
-_SPLIT = 'p=${e%%:*}; t=${e#*:}; q=${t%%:*}; t=${t#*:}; '
-_SWEEP = ('if [ -z "$spare" ]; then i=0; while [ $i -lt 1000 ] && kill -9 -1 2>/dev/null; do i=$((i+1)); done; '
-          'else i=0; while [ $i -lt 1000 ]; do n=0; all=""; '
-          + _EACH_PROCESS +
-          '[ "$p" = 1 ] || [ "$1" = Z ] && continue; all="$all $p:$2:${20}"; done; own=" "; '
-          'for e in $all; do ' + _SPLIT + 'case " $spare " in *" $p:$t "*) own="$own$p ";; esac; done; '
-          'more=1; while [ $more = 1 ]; do more=0; for e in $all; do ' + _SPLIT +
-          'case "$own" in *" $p "*) continue;; esac; case "$own" in *" $q "*) own="$own$p "; more=1;; esac; '
-          'done; done; '
-          'for e in $all; do ' + _SPLIT + 'case "$own" in *" $p "*) continue;; esac; '
-          'kill -9 "$p" 2>/dev/null && n=$((n+1)); done; [ $n = 0 ] && break; i=$((i+1)); done; fi')
+# The processes running now, as "pid:starttime ..." (the sweep, docker_shared.py, spares these).
+_SNAPSHOT = EACH_PROCESS + 'printf "%s:%s " "$p" "${20}"; done'
 # The command wrapper: $1 command, $2 working directory, $3 file to read stdin from ("" = none),
 # $4 the sandbox's own processes ("pid:start ...", "" = none).
 _WRAPPER = (f'spare=$4; cd -- "$2" || exit 1; if command -v bash >/dev/null 2>&1; then s=bash; else s=sh; fi; '
             f'if [ -n "$3" ]; then "$s" -c "$1" <"$3"; rc=$?; rm -f -- "$3"; else "$s" -c "$1" </dev/null; rc=$?; fi; '
-            f'{_SWEEP}; exit $rc')
+            f'{SWEEP}; exit $rc')
 _PROBE = ("grep -E '^(CapBnd|NoNewPrivs):' /proc/self/status; "
           "for f in memory.max memory/memory.limit_in_bytes pids.max pids/pids.max; do "
           "[ -r /sys/fs/cgroup/$f ] && echo \"$f: $(cat /sys/fs/cgroup/$f)\"; done; true")
@@ -547,7 +525,9 @@ class DockerSandbox(Sandbox):
         self.notes: list[str] = []
         self._ready = False
         self._closed = False
-        self._lock = asyncio.Lock()  # one command at a time: the wrapper's sweep kills everything else
+        # One command at a time (the wrapper's sweep kills everything else); docker_verify.py holds it
+        # while it puts files back and sweeps.
+        self.exec_lock = asyncio.Lock()
         self._start_lock = asyncio.Lock()
 
     async def start(self) -> None:
@@ -662,7 +642,7 @@ class DockerSandbox(Sandbox):
                    cwd: str | None = None, user: str | None = None, stdin: bytes | None = None,
                    output_limit: int = DEFAULT_OUTPUT_LIMIT) -> ExecResult:
         await self.start()
-        async with self._lock:
+        async with self.exec_lock:
             stdin_path = ""
             if stdin is not None:
                 name = f".autoenvscaling-stdin-{uuid.uuid4().hex}"
@@ -731,13 +711,13 @@ class DockerSandbox(Sandbox):
         timeout)."""
         api = self.backend.client.api
         created = await self.backend.call(api.exec_create, self.container_id,
-                                          ["sh", "-c", f"spare=$1; {_SWEEP}", "sweep", self.spare], user="0",
+                                          ["sh", "-c", f"spare=$1; {SWEEP}", "sweep", self.spare], user="0",
                                           what="sweep")
         await self.backend.call(api.exec_start, created["Id"], timeout=SWEEP_TIMEOUT, what="sweep")
 
     async def put_archive(self, remote_dir: str, data: bytes) -> None:
         await self.start()
-        async with self._lock:
+        async with self.exec_lock:
             await self._put_locked(remote_dir, data)
 
     async def _put_locked(self, remote_dir: str, data: bytes) -> None:
@@ -779,7 +759,7 @@ class DockerSandbox(Sandbox):
                 api._raise_for_status(res)
                 stat = decode_json_header(res.headers.get("X-Docker-Container-Path-Stat") or "e30=")  # "{}"
                 if int(stat.get("mode") or 0) & GO_MODE_SYMLINK:
-                    return _symlink_tar(PurePosixPath(remote_path).name, str(stat.get("linkTarget") or ""))
+                    return symlink_tar(PurePosixPath(remote_path).name, str(stat.get("linkTarget") or ""))
                 out = bytearray()
                 for chunk in res.iter_content(1 << 16, False):
                     out += chunk
@@ -875,32 +855,6 @@ class _Capture:
     @staticmethod
     def text(data: bytearray) -> str:
         return bytes(data).decode("utf-8", errors="replace")
-
-
-def unpadded_tar(data: bytes) -> bytes:
-    """``data`` cut after its two end-of-archive blocks. A writer pads a tar to a whole record (10 KiB
-    for Python's tarfile); podman's archive endpoint stops reading at the end blocks and can fail the
-    upload with "broken pipe" while the padding is still being sent (containers/buildah#6573). Not a
-    tar, or anything but zeros after the end: returned unchanged, for the engine to judge."""
-    try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
-            for _ in tar:
-                pass
-            end = tar.offset + 2 * tarfile.BLOCKSIZE
-    except tarfile.TarError:
-        return data
-    if end >= len(data) or data[tar.offset:].count(0) != len(data) - tar.offset:
-        return data
-    return data[:end]
-
-
-def _symlink_tar(name: str, target: str) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        info = tarfile.TarInfo(name or "link")
-        info.type, info.linkname, info.mode = tarfile.SYMTYPE, target, 0o777
-        tar.addfile(info)
-    return buf.getvalue()
 
 
 def _alive(pid: int) -> bool:

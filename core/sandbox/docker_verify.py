@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from ..errors import SandboxError
 from .base import FileChange, argv_chunks, make_tar
 from .docker_images import LABEL
+from .docker_shared import SWEEP, symlink_tar, unpadded_tar
 
 if TYPE_CHECKING:
     from .docker_backend import DockerBackend, DockerSandbox
@@ -112,7 +113,7 @@ async def restore(sandbox: "DockerSandbox", paths: Sequence[str]) -> None:
     infos = await asyncio.gather(*(stat(backend, scratch, path) for path in ordered))
     present = [(path, info) for path, info in zip(ordered, infos) if info is not None]
     absent = [path for path, info in zip(ordered, infos) if info is None]
-    async with sandbox._lock:
+    async with sandbox.exec_lock:
         planted = await asyncio.gather(*(stat(backend, sandbox.container_id, path) for path in absent))
         for path, now in zip(absent, planted):  # harmless before anything runs: an empty file where one was
             if now is not None and not _mode(now) & _GO_DIR:
@@ -136,12 +137,10 @@ async def end_agent_processes(sandbox: "DockerSandbox") -> bool:
     (the entrypoint's processes and their descendants), sweep with the image's /bin/sh by absolute
     path (the runner put the system trees back first under the protected view) and check that none is
     left. True: agent processes ran until now."""
-    from .docker_backend import _SWEEP
-
     if not await _agent_processes(sandbox):
         return False
-    async with sandbox._lock:
-        await _exec_argv(sandbox, ["/bin/sh", "-c", f"spare=$1; {_SWEEP}", "sweep", sandbox.spare],
+    async with sandbox.exec_lock:
+        await _exec_argv(sandbox, ["/bin/sh", "-c", f"spare=$1; {SWEEP}", "sweep", sandbox.spare],
                          what="sweep", check=False)
     if await _agent_processes(sandbox):
         raise SandboxError("agent processes survived the sweep before verification",
@@ -193,7 +192,6 @@ async def _process_table(sandbox: "DockerSandbox") -> dict[str, str] | None:
 
 
 async def _put(sandbox: "DockerSandbox", directory: str, data: bytes) -> None:
-    from .docker_backend import unpadded_tar
     api = sandbox.backend.client.api
     ok = await sandbox.backend.call(api.put_archive, sandbox.container_id, directory, unpadded_tar(data),
                                     what=f"restore into {directory}")
@@ -204,11 +202,9 @@ async def _put(sandbox: "DockerSandbox", directory: str, data: bytes) -> None:
 async def _image_archive(sandbox: "DockerSandbox", scratch: str, path: str, info: dict[str, Any]) -> bytes:
     """The image's entry at ``path`` as a tar. The archive endpoint follows a final symlink, so a
     symlink is rebuilt from the stat's target instead."""
-    from .docker_backend import _symlink_tar
-
     name = PurePosixPath(path).name
     if _mode(info) & _GO_SYMLINK:
-        return _symlink_tar(name, str(info.get("linkTarget") or ""))
+        return symlink_tar(name, str(info.get("linkTarget") or ""))
     api = sandbox.backend.client.api
 
     def fetch() -> bytes:

@@ -6,8 +6,9 @@ of host ids, ``SANDBOX_UID + n`` for n in [0, UID_RANGE), to ``n`` inside, as ro
 engines map subordinate ids. Host root writes that map (only root may map a range), so files inside
 can belong to other users and groups (dpkg chgrp's to ``adm`` or ``utmp``), ``USER app`` really is
 an unprivileged uid with file permissions that hold, and all of it stays unprivileged on the host:
-no host uid below SANDBOX_UID is mapped, so nothing inside is ever host root (DESIGN.md section 6:
-bwrap started by host root would give the sandbox host-root rights on bound files).
+no host uid below SANDBOX_UID is mapped, so nothing inside is ever host root (docs/sandboxes.md,
+facts about our machines: bwrap started by host root would give the sandbox host-root rights on
+bound files).
 
 How a command starts: the forked child (still host root) joins the attempt's cgroups, sets its
 rlimits and no_new_privs, enters the attempt's network namespace, drops to the unprivileged

@@ -1,9 +1,9 @@
 """A podman Docker-API service for the docker backend's tests and for CI.
 
 No Docker engine runs on our machines, but podman serves the Docker API (``podman system service``)
-and the Docker SDK works against it. It needs the settings measured in DESIGN.md section 6: runc
-(crun refuses hybrid cgroups), cgroupfs, file events, and low default ulimits (without them runc
-fails with "setrlimit ... Operation not permitted"). ``podman_service`` reuses a reachable
+and the Docker SDK works against it. It needs the settings measured in docs/sandboxes.md (facts
+about our machines): runc (crun refuses hybrid cgroups), cgroupfs, file events, and low default
+ulimits (without them runc fails with "setrlimit ... Operation not permitted"). ``podman_service`` reuses a reachable
 DOCKER_HOST, else starts a private service with exactly those settings and stops it afterwards.
 .ci/podman.sh does the same for a whole CI run, system-wide.
 """
@@ -31,7 +31,7 @@ PODMAN_FLAGS = ["--runtime", "runc", "--cgroup-manager=cgroupfs", "--events-back
 # The same settings as a containers.conf, so that builds run by the service use them as well.
 CONTAINERS_CONF = """\
 # Written by autoenvscaling (.ci/podman.sh / autoenvscaling.sandbox.podman): settings podman needs on
-# hosts with hybrid cgroups and no systemd (see DESIGN.md section 6).
+# hosts with hybrid cgroups and no systemd (see docs/sandboxes.md).
 [containers]
 default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]
 

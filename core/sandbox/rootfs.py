@@ -2,8 +2,8 @@
 
 We cannot pull images, so base images are built locally once with ``mmdebstrap`` from Debian's
 package archive and cached. ``resolve_base`` maps a FROM image to one of the recipes in ``BASES``
-through a table of known images (``KNOWN_IMAGES``, shown by ``autoenvscaling doctor`` and the
-README): Debian and Ubuntu releases, the official ``python`` images (with ``python``, ``pip`` and the
+through a table of known images (``KNOWN_IMAGES``, shown by ``autoenvscaling doctor`` and
+docs/sandboxes.md): Debian and Ubuntu releases, the official ``python`` images (with ``python``, ``pip`` and the
 requested minor version where a Debian release ships it: bookworm 3.11, trixie 3.13) and the
 Terminal-Bench base images. Every mapping that is not faithful says what it substituted (the
 ``note``); the gate evidence and the prepared environment carry it. Anything unknown is refused with
@@ -113,7 +113,7 @@ class BaseMapping:
         return f"{self.image} -> {self.base}" + (f" ({self.note})" if self.note else "")
 
 
-# The table users see (doctor, README): image pattern, local base, what differs from the real image.
+# The table users see (doctor, docs/sandboxes.md): image pattern, local base, what differs from the real image.
 SLIM = "no /usr/share/doc, man or locale files (as in the -slim tags)"
 KNOWN_IMAGES: list[tuple[str, str, str]] = [
     ("debian:bookworm, debian:12, *-slim", "debian-bookworm",

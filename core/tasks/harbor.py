@@ -8,14 +8,18 @@ the changed keys are rewritten, keeping comments and unknown keys.
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import stat
+import tarfile
+import tempfile
 import tomllib
 import uuid
 from pathlib import Path
 from typing import Any
 
+from ..archive import make_tar
 from ..errors import TaskFormatError
 from .config import TaskConfig
 from .task import Task
@@ -198,3 +202,21 @@ def _fsync_dir(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def task_to_blob(task: Task) -> bytes:
+    """The task directory as a tar: how a task travels in a job (``executors.jobs.TaskRef``) and how
+    run.sqlite keeps it (tasks that never reach the suite can still be parents of the next round)."""
+    files: dict[str, bytes | tuple[bytes, bool]] = {"task.toml": (render_config(task).encode(), False)}
+    if task.instruction is not None:
+        files["instruction.md"] = (task.instruction.encode(), False)
+    files.update({p: (f.data, f.executable) for p, f in task.files.items()})
+    return make_tar(files)
+
+
+def task_from_blob(blob: bytes) -> Task:
+    """The task ``task_to_blob`` packed."""
+    with tempfile.TemporaryDirectory(prefix="aes-task-blob-") as tmp:
+        with tarfile.open(fileobj=io.BytesIO(blob)) as tar:
+            tar.extractall(tmp, filter="data")
+        return read_task(tmp)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from .task import Task
+from .task import Task, compose_file
 
 BROWSER_TOOL = "browser"  # a tools entry that asks for a browser, like browser = true
 
@@ -36,10 +36,6 @@ class TaskRequirements(BaseModel):
 def requirements_of(task: Task) -> TaskRequirements:
     """The requirements of ``task``, from ``[environment]``, ``tools`` ([metadata.autoenvscaling.agent]) (of the task and of its
     steps) and environment/."""
-    # The compose file names are the sandbox layer's knowledge; imported here, not at module level,
-    # so the task model never depends on the sandboxes at import.
-    from ..sandbox.compose import compose_file
-
     env = task.config.environment
     tools = set(task.config.agent.tools or [])
     for step in task.steps:

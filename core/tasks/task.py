@@ -161,3 +161,13 @@ class Task(BaseModel):
             h.update(len(data).to_bytes(8, "big") + data)
         return "sha256:" + h.hexdigest()
 
+
+
+# The compose file names Harbor recognises in environment/, first match wins (a task with one runs
+# several services; sandbox/compose.py reads the file).
+COMPOSE_FILES = ("docker-compose.yaml", "docker-compose.yml", "compose.yaml", "compose.yml")
+
+
+def compose_file(task: Task) -> str | None:
+    """The compose file's name in environment/, or None when the task has none."""
+    return next((name for name in COMPOSE_FILES if f"environment/{name}" in task.files), None)

@@ -17,6 +17,7 @@ from autoenvscaling.flywheel.loop import Flywheel, FlywheelConfig
 from autoenvscaling.gates.base import GateSettings
 from autoenvscaling.llm.scripted_server import ScriptedOpenAIServer, ToolCallsReply
 from autoenvscaling.plugins import create_host, hookimpl
+from autoenvscaling.report.html import write_report
 from autoenvscaling.sandbox.bwrap import BwrapBackend
 from autoenvscaling.testing import toy
 
@@ -80,8 +81,10 @@ def scripted_solver_spec(base_url: str, model: str = "scripted-solver") -> Solve
 
 def run_toy_flywheel(config: FlywheelConfig, out: Path, backend: Any, script: Any, *, plugins: Any = (),
                      **kw: Any) -> Any:
-    """A flywheel over the toy domain whose solver is the scripted server running ``script``."""
+    """A flywheel over the toy domain whose solver is the scripted server running ``script`` (writing
+    report.html, as the CLI's does)."""
     host = create_host(entrypoints=False, plugins=[toy, *plugins])
+    kw.setdefault("report_writer", write_report)
     with ScriptedOpenAIServer(script) as srv:
         fw = Flywheel(config, out, host=host, backend=backend, solver=scripted_solver_spec(srv.base_url), **kw)
 

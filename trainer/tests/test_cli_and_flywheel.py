@@ -16,6 +16,7 @@ from autoenvscaling.flywheel.loop import Flywheel, FlywheelConfig
 from autoenvscaling.flywheel.rundb import RunDB
 from autoenvscaling.gates.base import GateSettings
 from autoenvscaling.plugins import create_host
+from autoenvscaling.report.html import write_report
 from autoenvscaling.sandbox.bwrap import BwrapBackend
 from autoenvscaling.suite.store import SuiteStore
 from autoenvscaling.testing import toy
@@ -61,7 +62,7 @@ def test_the_flywheel_trains_between_rounds(half_solver: Path, tmp_path: Path) -
                             settings=GateSettings(flaky_runs=1, calibration_band=(0.0, 1.0)))
     solver = SolverSpec(llm=LLMSpec(model=str(half_solver), backend="transformers"))
     out = tmp_path / "run"
-    fw = Flywheel(config, out, host=host, backend=BwrapBackend(), solver=solver)
+    fw = Flywheel(config, out, host=host, backend=BwrapBackend(), solver=solver, report_writer=write_report)
 
     async def go() -> Any:
         try:
