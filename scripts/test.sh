@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # All tests: set up (first time only), start a Docker-API engine (podman) for the docker backend's
 # tests, then pytest over the core and every plugin. Extra arguments go to pytest
-# (e.g. `-m slow` for the slow tests, `-k bwrap`).
+# (e.g. `-m slow` for the slow tests, `-k bwrap`). The tests run in PYTEST_WORKERS processes
+# (pytest-xdist, default 2, a file's tests on one worker; 0 runs them in this process).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$ROOT/scripts/bootstrap.sh"
@@ -12,4 +13,6 @@ export OMP_NUM_THREADS=1
 cd "$ROOT"
 paths=(tests)
 for d in plugins/*/tests trainer/tests; do [ -d "$d" ] && paths+=("$d"); done
-exec python -m pytest "${paths[@]}" -m "${PYTEST_MARKERS:-not slow and not gpu}" -q "$@"
+workers=(-n "${PYTEST_WORKERS:-2}")
+[ "${PYTEST_WORKERS:-2}" = "0" ] || workers+=(--dist loadfile)
+exec python -m pytest "${paths[@]}" -m "${PYTEST_MARKERS:-not slow and not gpu}" "${workers[@]}" -q "$@"
