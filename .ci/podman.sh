@@ -4,8 +4,9 @@
 #   eval "$(bash .ci/podman.sh)"     # -> export DOCKER_HOST=unix:///run/podman/podman.sock
 #
 # stdout carries only the export line (so it can be eval'd); what the script did goes to stderr.
-# Settings (DESIGN.md section 6): runc (crun refuses hybrid cgroups), cgroupfs (no systemd), file
-# events, and low default ulimits (else runc fails with "setrlimit ... Operation not permitted").
+# Settings (docs/sandboxes.md, facts about our machines): runc (crun refuses hybrid cgroups),
+# cgroupfs (no systemd), file events, and low default ulimits (else runc fails with
+# "setrlimit ... Operation not permitted").
 # Override the socket with PODMAN_SOCKET=/path.sock. Exits non-zero, saying why, when the service
 # cannot be started.
 set -euo pipefail

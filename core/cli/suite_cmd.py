@@ -41,7 +41,7 @@ def _task_filter(filters: dict[str, tuple[str, ...]]) -> Any:
 
 @click.group()
 def suite() -> None:
-    """Suites: Harbor task directories + dataset.toml + an index (see DESIGN.md section 4)."""
+    """Suites: Harbor task directories + dataset.toml + an index (see docs/architecture.md, Suites)."""
 
 
 @suite.command("import")

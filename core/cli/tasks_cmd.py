@@ -2,10 +2,11 @@
 
 ``validate --json`` prints a JSON array, one object per task in the order given, with at least
 ``task``, ``name``, ``status``, ``reason`` and ``gates`` [{name, status, seconds, evidence}] (a
-stable contract: DESIGN.md section 10). ``run --json`` prints one object per task with ``path``,
-``task``, ``agent``, ``status`` ("ok" | "error" | "timeout" | "invalid"), ``reward``, ``rewards``,
-``seconds``, ``error``, ``commands``, ``cause`` (the first real error behind a reward below 1, or
-null) and ``reason`` (one line: the error, or the score and its cause). An oracle run on a task
+stable contract: docs/architecture.md, The command-line contract). ``run --json`` prints one
+object per task with ``path``, ``task``, ``agent``, ``status`` ("ok" | "error" | "timeout" |
+"invalid"), ``reward``, ``rewards``, ``seconds``, ``error``, ``commands``, ``cause`` (the first real
+error behind a reward below 1, or null) and ``reason`` (one line: the error, or the score and its
+cause). An oracle run on a task
 without solution/solve.sh is status "error". Exit 0 when the batch ran, whatever the verdicts.
 """
 

@@ -75,7 +75,7 @@ def usable(result: TrialResult) -> bool:
 
 
 class CalibrationGate(Gate):
-    """Mean solver reward inside the band, with non-zero variance (DESIGN.md gate 9)."""
+    """Mean solver reward inside the band, with non-zero variance (gate 9 in docs/architecture.md, Admission gates)."""
 
     name = "calibration"
     order = 90

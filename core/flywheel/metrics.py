@@ -1,4 +1,5 @@
-"""The numbers the flywheel reports, defined as in DESIGN.md section 5 so they compare with the paper.
+"""The numbers the flywheel reports, defined as in the paper so they compare with it
+(docs/architecture.md, Metrics).
 
 - valid-environment rate = accepted / scored, with a 95% Wilson interval. "Accepted" means the
   proposal passed the validation gates (1-8): a well-formed environment. Calibration (gate 9) says

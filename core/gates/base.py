@@ -114,7 +114,7 @@ class GateContext:
 
 
 class GateSettings(BaseModel):
-    """Knobs of the standard gates (DESIGN.md section 5)."""
+    """Knobs of the standard gates (docs/architecture.md, Admission gates)."""
 
     model_config = ConfigDict(frozen=True)
 

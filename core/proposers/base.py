@@ -1,6 +1,6 @@
 """The proposer interface: an assignment in, a proposed task (or the reason there is none) out.
 
-Four kinds share it (procedural, prompt, prompt + feedback, agentic; see DESIGN.md section 1). A
+Four kinds share it (procedural, prompt, prompt + feedback, agentic; see docs/architecture.md, Proposers). A
 ``Proposal`` records what the attempt cost and how it ended, because the metrics need to tell a
 model's own failure (scored) from a provider refusal or an infrastructure failure (not scored).
 Proposers that revise (feedback, agentic) run the admission gates through a ``Checker`` the caller

@@ -19,7 +19,8 @@ from ..errors import AESError
 from ..gates.base import GateContext, GateSettings
 from ..tasks import Task, read_task, write_task
 
-# Gates 1-6 of DESIGN.md section 5 and the red team: what a generated task must pass without a solver or a suite.
+# Gates 1-6 (docs/architecture.md, Admission gates) and the red team: what a generated task must
+# pass without a solver or a suite.
 RUNTIME_GATES = ("lint", "build", "oracle", "null", "redteam", "reset", "flaky")
 _FAMILY_NAME = re.compile(r"^[a-z][a-z0-9_.-]{0,62}$")
 

@@ -1,4 +1,4 @@
-"""The flywheel metrics against hand-computed values (DESIGN.md section 5)."""
+"""The flywheel metrics against hand-computed values (docs/architecture.md, Metrics)."""
 
 from __future__ import annotations
 

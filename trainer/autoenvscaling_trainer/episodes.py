@@ -4,7 +4,7 @@ A solver episode is one trial of a task (``TrialRunner``: its own sandbox, the s
 protected verification) with the ordinary ``SolverAgent`` talking to a ``PolicyLLM``; its reward is
 the verifier's (the fraction of checks passed). A proposer episode is one proposal for an assignment
 by the ``prompt`` proposer talking to a ``PolicyLLM``, scored by the admission gates and calibration
-against the solver: +1 admitted, -0.25 failed calibration, -1 failed validation (DESIGN.md section 5).
+against the solver: +1 admitted, -0.25 failed calibration, -1 failed validation (docs/architecture.md, Metrics).
 
 The rollouts of a group run concurrently (their sandboxes start in parallel); a group always waits
 for every rollout to end, so each one's sandbox is closed, before it returns or raises.

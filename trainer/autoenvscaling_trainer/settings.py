@@ -12,7 +12,7 @@ from autoenvscaling.errors import UsageError
 
 Role = Literal["solver", "proposer"]
 ROLE_REWARDS = {"admitted": 1.0, "failed_calibration": -0.25, "failed_validation": -1.0}
-"""The proposer's reward per outcome (DESIGN.md section 5)."""
+"""The proposer's reward per outcome (docs/architecture.md, Metrics)."""
 
 
 class GRPOSettings(BaseModel):
