@@ -2,7 +2,7 @@
 # All tests: set up (first time only), start a Docker-API engine (podman) for the docker backend's
 # tests, then pytest over the core and every plugin. Extra arguments go to pytest
 # (e.g. `-m slow` for the slow tests, `-k bwrap`). The tests run in PYTEST_WORKERS processes
-# (pytest-xdist, default 2, a file's tests on one worker; 0 runs them in this process).
+# (pytest-xdist, default 2, idle workers take tests from busy ones; 0 runs them in this process).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$ROOT/scripts/bootstrap.sh"
@@ -14,5 +14,5 @@ cd "$ROOT"
 paths=(tests)
 for d in plugins/*/tests trainer/tests; do [ -d "$d" ] && paths+=("$d"); done
 workers=(-n "${PYTEST_WORKERS:-2}")
-[ "${PYTEST_WORKERS:-2}" = "0" ] || workers+=(--dist loadfile)
+[ "${PYTEST_WORKERS:-2}" = "0" ] || workers+=(--dist worksteal)
 exec python -m pytest "${paths[@]}" -m "${PYTEST_MARKERS:-not slow and not gpu}" "${workers[@]}" -q "$@"

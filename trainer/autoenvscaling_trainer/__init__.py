@@ -8,7 +8,7 @@ only when training starts.
 
 from __future__ import annotations
 
-from autoenvscaling.plugins import declare
+from autoenvscaling.api import declare
 
 __version__ = "0.1.0"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from autoenvscaling.errors import UsageError
+from autoenvscaling.api import UsageError
 
 
 @click.command()
@@ -60,9 +60,7 @@ def train(suite_dir: Path, model: str, steps: int, out: Path, resume: bool, grou
     groups on other tasks (dynamic sampling). Progress, per-step figures and the held-out pass
     rate before and after are printed; the trained model is written to OUT/model.
     """
-    from autoenvscaling.plugins import create_host
-    from autoenvscaling.sandbox.select import make_backend
-    from autoenvscaling.suite.store import SuiteStore
+    from autoenvscaling.api import SuiteStore, create_host, make_backend
 
     from .settings import GRPOSettings
     from .training import GRPORun, require_trl

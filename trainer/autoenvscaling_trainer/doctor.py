@@ -7,7 +7,7 @@ import importlib.util
 from importlib.metadata import PackageNotFoundError, version
 from typing import ClassVar
 
-from autoenvscaling.plugins.prerequisites import Prerequisite, PrerequisiteStatus
+from autoenvscaling.api import Prerequisite, PrerequisiteStatus
 
 
 class TRLPrerequisite(Prerequisite):

@@ -18,22 +18,13 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
 
-from autoenvscaling.agents.base import Agent, AgentLimits, Trajectory
-from autoenvscaling.agents.solver import SolverAgent
-from autoenvscaling.agents.tools import Toolbox
-from autoenvscaling.llm.chat_template import ChatTemplate
+from autoenvscaling.api import Agent, AgentLimits, ChatTemplate, SolverAgent, Toolbox, Trajectory
 
 from .policy import Generator, Participant, PolicyLLM, TokenStream
 from .settings import ROLE_REWARDS, Role
 
 if TYPE_CHECKING:
-    from autoenvscaling.flywheel.assignments import Assignment
-    from autoenvscaling.sandbox.base import Sandbox
-    from autoenvscaling.tasks import StepConfig
-    from autoenvscaling.gates.validate import Validator
-    from autoenvscaling.plugins.host import PluginHost
-    from autoenvscaling.runtime.trial import TrialRunner
-    from autoenvscaling.tasks import Task
+    from autoenvscaling.api import Assignment, PluginHost, Sandbox, StepConfig, Task, TrialRunner, Validator
 
 
 @dataclass
@@ -149,8 +140,7 @@ class Rollouts:
     async def propose(self, assignment: Assignment, seed: int) -> Episode:
         """One proposal by the policy, scored by gates 1-8 and then calibration against the
         policy as solver (the paper's one-model setting)."""
-        from autoenvscaling.flywheel.loop import outcome_of
-        from autoenvscaling.proposers.prompt import PromptProposer
+        from autoenvscaling.api import PromptProposer, outcome_of
 
         started = time.monotonic()
         llm = self.policy(self.proposer_tokens)
@@ -179,7 +169,7 @@ class Rollouts:
 
     async def _calibrate(self, task: Task) -> Any:
         """Gate 9 on a proposed task: ``calibration_rollouts`` solver rollouts by the policy."""
-        from autoenvscaling.flywheel.calibration import calibrate, rollout_seed
+        from autoenvscaling.api import calibrate, rollout_seed
 
         assert self.validator is not None
         settings = self.validator.settings.model_copy(update={

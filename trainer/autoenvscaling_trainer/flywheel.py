@@ -15,16 +15,12 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from autoenvscaling.errors import ConfigError, UsageError
-from autoenvscaling.trainers.base import Trainer, TrainerContext, TrainResult
+from autoenvscaling.api import ConfigError, Trainer, TrainerContext, TrainResult, UsageError
 
 from .settings import GRPOSettings
 
 if TYPE_CHECKING:
-    from autoenvscaling.executors.jobs import SolverSpec
-    from autoenvscaling.flywheel.rundb import RolloutRow
-    from autoenvscaling.plugins.host import PluginHost
-    from autoenvscaling.tasks import Task
+    from autoenvscaling.api import PluginHost, RolloutRow, SolverSpec, Task
 
 FLYWHEEL_DEFAULTS: dict[str, Any] = {"steps": 4, "held_out": 4}
 HELD_OUT_SEED = 900_000_000
@@ -93,7 +89,7 @@ class GRPOFlywheelTrainer(Trainer):
         return await asyncio.to_thread(self._train, pool, solver, settings, held_out)
 
     def _train(self, pool: list[Task], solver: SolverSpec, settings: GRPOSettings, held_out: int) -> TrainResult:
-        from autoenvscaling.sandbox.select import make_backend
+        from autoenvscaling.api import make_backend
 
         from .training import GRPORun
 

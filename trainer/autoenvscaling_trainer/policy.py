@@ -25,10 +25,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from autoenvscaling.llm.base import ChatMessage, ChatResponse, LLMBackend, ToolSpec, Usage
-from autoenvscaling.llm.chat_template import ChatTemplate
-from autoenvscaling.llm.errors import LLMRequestError
-from autoenvscaling.llm.tool_text import parse_tool_calls
+from autoenvscaling.api import (
+    ChatMessage, ChatResponse, ChatTemplate, LLMBackend, LLMRequestError, ToolSpec, Usage, parse_tool_calls,
+)
 
 
 @dataclass(frozen=True)

@@ -24,17 +24,14 @@ import time
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Callable
 
-from autoenvscaling.agents.base import AgentLimits
-from autoenvscaling.llm.chat_template import ChatTemplate, eos_ids
+from autoenvscaling.api import AgentLimits, ChatTemplate, eos_ids
 
 from .episodes import Group, Rollouts, run_group
 from .policy import Generator, Sampling, TransformersGenerator, VLLMGenerator
 from .settings import GRPOSettings, Role
 
 if TYPE_CHECKING:
-    from autoenvscaling.plugins.host import PluginHost
-    from autoenvscaling.sandbox.base import SandboxBackend
-    from autoenvscaling.tasks import Task
+    from autoenvscaling.api import PluginHost, SandboxBackend, Task
 
 PROMPT_PREFIX = "autoenvscaling:"
 
@@ -163,9 +160,7 @@ class RolloutEngine:
     def rollouts(self, backend: SandboxBackend, generator: Generator | None = None,
                  template: ChatTemplate | None = None) -> Rollouts:
         """Episodes on ``backend`` with ``generator`` and ``template`` (default: the bound trainer's)."""
-        from autoenvscaling.gates.base import GateSettings
-        from autoenvscaling.gates.validate import Validator
-        from autoenvscaling.runtime.trial import TrialRunner
+        from autoenvscaling.api import GateSettings, TrialRunner, Validator
 
         generator, template = generator or self.generator, template or self.template
         assert generator is not None and template is not None, "bind(trainer) first"
@@ -209,7 +204,7 @@ class RolloutEngine:
     def assignment(self, parent: Task, seed: int) -> Any:
         """What the flywheel would ask a proposer for, given how the solver did on ``parent``:
         simpler when it keeps failing, harder when it always succeeds, different otherwise."""
-        from autoenvscaling.flywheel.assignments import from_summary, summary_of
+        from autoenvscaling.api import from_summary, summary_of
 
         domain = parent.provenance.domain or self.host.domains.names()[0]
         rewards = self.seen.get(parent.name, [])

@@ -7,8 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from autoenvscaling.agents.solver import ROLLOUT_TEMPERATURE
-from autoenvscaling.errors import UsageError
+from autoenvscaling.api import ROLLOUT_TEMPERATURE, UsageError
 
 Role = Literal["solver", "proposer"]
 ROLE_REWARDS = {"admitted": 1.0, "failed_calibration": -0.25, "failed_validation": -1.0}

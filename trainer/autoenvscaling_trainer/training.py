@@ -22,14 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from autoenvscaling.errors import ConfigError, MissingPrerequisite, UsageError
+from autoenvscaling.api import ConfigError, MissingPrerequisite, UsageError
 
 from .settings import GRPOSettings
 
 if TYPE_CHECKING:
-    from autoenvscaling.plugins.host import PluginHost
-    from autoenvscaling.sandbox.base import SandboxBackend
-    from autoenvscaling.tasks import Task
+    from autoenvscaling.api import PluginHost, SandboxBackend, Task
 
 EVAL_TEMPERATURE = 0.7
 """Held-out rollouts sample as the flywheel's calibration rollouts do (ROLLOUT_TEMPERATURE)."""
@@ -81,7 +79,7 @@ class TrainOutcome:
 def resolve_model(model: str) -> Path:
     """A local checkpoint directory for ``model``: an embedded model's name ("embedded" for SmolLM2,
     "embedded-qwen"), converted on first use, or a path."""
-    from autoenvscaling.llm.embedded import EMBEDDED_MODELS, embedded_model_path
+    from autoenvscaling.api import EMBEDDED_MODELS, embedded_model_path
 
     if model in EMBEDDED_MODELS:
         return embedded_model_path(model)
@@ -259,8 +257,7 @@ class GRPORun:
         """The solver's pass rate on the held-out tasks: ``eval_rollouts`` sampled rollouts each."""
         import asyncio
 
-        from autoenvscaling.flywheel.metrics import wilson_interval
-        from autoenvscaling.llm.chat_template import ChatTemplate, eos_ids
+        from autoenvscaling.api import ChatTemplate, eos_ids, wilson_interval
 
         from .policy import Sampling, TransformersGenerator
         from .rollout import draw_seed

@@ -19,8 +19,7 @@ import shlex
 import urllib.parse
 from typing import Callable, ClassVar
 
-from autoenvscaling.redteam.cheat import Cheat
-from autoenvscaling.tasks import StepConfig, Task
+from autoenvscaling.api import Cheat, StepConfig, Task
 
 from .forge import APPLY_PY, ForgeError, forge, scorer, spec_and_seed
 from .render import DOMAIN, PORT, package_text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from autoenvscaling.cli.domain_cmds import add_family_commands
+from autoenvscaling.api import add_family_commands
 
 
 @click.group("computer-use")
@@ -41,8 +41,7 @@ def screenshots(task_dir: str, out: str, backend: str) -> None:
     import asyncio
     from pathlib import Path
 
-    from autoenvscaling.errors import AESError
-    from autoenvscaling.tasks.harbor import read_task
+    from autoenvscaling.api import AESError, read_task
 
     from .shots import oracle_screenshots
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from autoenvscaling.domains.base import KitExample, LevelledDomain
-from autoenvscaling.errors import UsageError
-from autoenvscaling.tasks import Task
+from autoenvscaling.api import KitExample, LevelledDomain, Task, UsageError
 
 from .families import CATALOG, load
 from .families.base import MAX_LEVEL, MIN_LEVEL

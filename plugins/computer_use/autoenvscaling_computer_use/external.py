@@ -61,9 +61,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from autoenvscaling.errors import TaskFormatError
-from autoenvscaling.suite.formats import TaskFormat
-from autoenvscaling.tasks import Task, TaskFile, qualified_name
+from autoenvscaling.api import Task, TaskFile, TaskFormat, TaskFormatError, qualified_name
 
 COLLECTION_TOML, TASKS_JSONL, APP_DIR = "collection.toml", "tasks.jsonl", "app"
 APP_HOME = "/opt/aes-app"
@@ -519,7 +517,7 @@ def import_collection(path: str | Path, out: str | Path, *, check: bool = True, 
     """``autoenvscaling computer-use import``: the collection's tasks as Harbor task directories under
     ``out``, one row per line of tasks.jsonl (``autoenvscaling.gates.importing``), the verdicts in the
     collection author's terms (``verdict``) and the collection's name in the report."""
-    from autoenvscaling.gates.importing import import_tasks
+    from autoenvscaling.api import import_tasks
 
     collection, items = convert(path)
     return import_tasks(items, out, check=check, backend=backend, progress=progress, explain=verdict,

@@ -22,7 +22,7 @@ from functools import lru_cache
 from importlib import resources
 from types import ModuleType
 
-from autoenvscaling.tasks import Task
+from autoenvscaling.api import Task
 
 from .render import DOMAIN
 

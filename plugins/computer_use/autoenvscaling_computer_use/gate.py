@@ -17,14 +17,10 @@ import json
 import shlex
 import time
 
-from autoenvscaling.agents.base import Action, Agent, AgentLimits, Trajectory
-from autoenvscaling.agents.builtin import solution_files
-from autoenvscaling.gates.base import Evidence, Gate, GateContext, GateResult
-from autoenvscaling.gates.runtime import PREPARED, trial_evidence
-from autoenvscaling.gates.static import DomainLintGate
-from autoenvscaling.runtime.paths import SOLUTION_DIR
-from autoenvscaling.sandbox.base import Sandbox
-from autoenvscaling.tasks import StepConfig, Task
+from autoenvscaling.api import (
+    PREPARED, SOLUTION_DIR, Action, Agent, AgentLimits, DomainLintGate, Evidence, Gate, GateContext,
+    GateResult, Sandbox, StepConfig, Task, Trajectory, solution_files, trial_evidence,
+)
 
 from .render import DOMAIN, STATE_SOCKET
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 import shutil
 
-from autoenvscaling.plugins.prerequisites import Prerequisite, PrerequisiteStatus
+from autoenvscaling.api import Prerequisite, PrerequisiteStatus
 
 
 class Chromium(Prerequisite):

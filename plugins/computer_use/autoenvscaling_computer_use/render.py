@@ -26,8 +26,7 @@ import secrets
 from pathlib import Path
 from importlib import resources
 
-from autoenvscaling.domains.render import package_reader, render_task
-from autoenvscaling.tasks import Task, TaskFile, qualified_name
+from autoenvscaling.api import Task, TaskFile, package_reader, qualified_name, render_task
 
 from .families.base import Draft, label_of
 
@@ -87,7 +86,7 @@ EXAMPLE_SECRET = b"published example secret: never use it for tasks you train on
 def installation_secret() -> bytes:
     """A random secret kept in the cache directory: the state keys derive from it, so the same seed
     gives the same task on this machine while nobody can recompute a key from the generator's code."""
-    from autoenvscaling.config import cache_dir
+    from autoenvscaling.api import cache_dir
 
     if _SECRET_OVERRIDE.get() is not None:
         return _SECRET_OVERRIDE.get()

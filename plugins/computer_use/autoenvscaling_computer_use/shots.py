@@ -6,11 +6,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from autoenvscaling.agents.base import Action, Agent, AgentLimits, Trajectory
-from autoenvscaling.agents.builtin import solution_files
-from autoenvscaling.runtime.paths import SOLUTION_DIR
-from autoenvscaling.sandbox.base import Sandbox
-from autoenvscaling.tasks import StepConfig, Task, short_name
+from autoenvscaling.api import (
+    SOLUTION_DIR, Action, Agent, AgentLimits, Sandbox, StepConfig, Task, Trajectory, short_name,
+    solution_files,
+)
 
 SHOTS = "/tmp/aes-oracle-shots"
 NAMES = ("start", "end")
@@ -39,9 +38,7 @@ class ShootingOracle(Agent):
 
 
 async def oracle_screenshots(task: Task, out: Path, *, backend: str = "bwrap") -> tuple[list[Path], float]:
-    from autoenvscaling.plugins import create_host
-    from autoenvscaling.runtime.trial import TrialRunner
-    from autoenvscaling.sandbox.select import make_backend
+    from autoenvscaling.api import TrialRunner, create_host, make_backend
 
     host = create_host()
     sandboxes = make_backend(backend, host)

@@ -13,7 +13,7 @@ import json
 import shlex
 import time
 
-from autoenvscaling.agents.tools import Arguments, Tool, ToolContext, ToolOutcome, truncate_middle
+from autoenvscaling.api import Arguments, Tool, ToolContext, ToolOutcome, truncate_middle
 
 ACTIONS = ["goto", "click", "fill", "select", "press", "scroll", "back", "observe"]
 SHOTS = "/tmp/aes-shots"

@@ -102,6 +102,7 @@ def test_every_familys_oracle_scores_1_and_doing_nothing_0(family):
     assert nop.reward == 0.0, verifier_output(nop)
 
 
+@pytest.mark.slow  # the examples are generated tasks: the fast set runs every gate on generated tasks already
 @bwrap
 def test_the_kit_examples_pass_every_gate():
     for path in DOMAIN.kit().examples:

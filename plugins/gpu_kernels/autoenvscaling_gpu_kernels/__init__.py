@@ -6,7 +6,7 @@ registered by import path (``declare``); neither torch nor triton is imported he
 
 from __future__ import annotations
 
-from autoenvscaling.plugins import declare
+from autoenvscaling.api import declare
 
 __version__ = "0.1.0"
 

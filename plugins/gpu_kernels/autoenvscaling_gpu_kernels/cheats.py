@@ -24,8 +24,7 @@ import re
 from functools import lru_cache
 from typing import ClassVar
 
-from autoenvscaling.redteam.cheat import Cheat
-from autoenvscaling.tasks import StepConfig, Task
+from autoenvscaling.api import Cheat, StepConfig, Task
 
 from .render import DOMAIN, SOLUTION_PATH, harness_files
 

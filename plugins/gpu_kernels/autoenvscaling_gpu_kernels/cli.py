@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from autoenvscaling.cli.domain_cmds import add_family_commands
+from autoenvscaling.api import add_family_commands
 
 
 @click.group("gpu-kernels")

@@ -16,9 +16,7 @@ from __future__ import annotations
 import ast
 import json
 
-from autoenvscaling.gates.base import Evidence, GateResult
-from autoenvscaling.gates.static import DomainLintGate
-from autoenvscaling.tasks import Task
+from autoenvscaling.api import DomainLintGate, Evidence, GateResult, Task
 
 from .families.base import DTYPES
 from .render import DOMAIN, harness_files
@@ -30,7 +28,7 @@ REQUIRED = ("tests/test.sh", "tests/spec.json", "tests/reference.py", "environme
 
 def verification_mode() -> str:
     """How this machine verifies kernel tasks: "cuda" (correctness and timing) or "interpreter"."""
-    from autoenvscaling.sandbox.gpu import host_gpus
+    from autoenvscaling.api import host_gpus
 
     return "cuda" if host_gpus().count else "interpreter"
 

@@ -19,9 +19,7 @@ import re
 from pathlib import Path
 from typing import Iterator
 
-from autoenvscaling.errors import TaskFormatError
-from autoenvscaling.suite.formats import TaskFormat
-from autoenvscaling.tasks import Task
+from autoenvscaling.api import Task, TaskFormat, TaskFormatError
 
 from .families.base import DEFAULT_BAND, DTYPES, Problem
 from .verifier.ksizes import size_constants, with_sizes

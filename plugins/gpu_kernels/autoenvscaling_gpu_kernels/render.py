@@ -22,8 +22,7 @@ from __future__ import annotations
 import json
 from importlib import resources
 
-from autoenvscaling.domains.render import package_reader, render_task
-from autoenvscaling.tasks import Task, qualified_name
+from autoenvscaling.api import Task, package_reader, qualified_name, render_task
 
 from .families.base import Problem
 

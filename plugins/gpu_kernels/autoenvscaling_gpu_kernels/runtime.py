@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autoenvscaling.runtime.verifier_runtime import RuntimeContext, VerifierRuntime, materialise_files, task_domain
-from autoenvscaling.tasks import Task
+from autoenvscaling.api import RuntimeContext, Task, VerifierRuntime, materialise_files, task_domain
 
 from .render import DOMAIN, harness_files
 

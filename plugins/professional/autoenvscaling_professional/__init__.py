@@ -7,7 +7,7 @@ document library.
 
 from __future__ import annotations
 
-from autoenvscaling.plugins import declare
+from autoenvscaling.api import declare
 
 __version__ = "0.1.0"
 

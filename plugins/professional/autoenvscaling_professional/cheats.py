@@ -26,10 +26,7 @@ import json
 import re
 from typing import ClassVar
 
-from autoenvscaling.agents.base import AgentLimits, Trajectory
-from autoenvscaling.redteam.cheat import Cheat
-from autoenvscaling.sandbox.base import Sandbox
-from autoenvscaling.tasks import StepConfig, Task
+from autoenvscaling.api import AgentLimits, Cheat, Sandbox, StepConfig, Task, Trajectory
 
 from .render import DOMAIN, package_text
 

@@ -9,7 +9,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from autoenvscaling.errors import MissingPrerequisite
+from autoenvscaling.api import MissingPrerequisite
 
 OFFICE_SUFFIXES = {".xlsx", ".docx", ".csv", ".md", ".txt"}
 INSTALL_HINT = "apt-get install libreoffice-calc-nogui libreoffice-writer-nogui poppler-utils"

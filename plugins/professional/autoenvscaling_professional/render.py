@@ -26,8 +26,7 @@ import json
 import re
 import zipfile
 
-from autoenvscaling.domains.render import package_reader, render_task
-from autoenvscaling.tasks import Task, TaskFile
+from autoenvscaling.api import Task, TaskFile, package_reader, render_task
 
 from .families.base import Draft, label_of
 

@@ -20,6 +20,7 @@ def test_the_proposer_kit_has_a_guide_the_contract_and_examples_of_its_families(
     assert sorted(read_task(p).provenance.family for p in kit.examples) == ["memo_docx", "summary_formulas"]
 
 
+@pytest.mark.slow  # the examples are generated tasks: the fast set runs every gate on generated tasks already
 @bwrap
 def test_the_kit_examples_pass_every_gate():
     for path in ProfessionalDomain().kit().examples:

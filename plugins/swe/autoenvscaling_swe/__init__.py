@@ -6,7 +6,7 @@ registered by import path (``declare``), and no generator or sandbox code is imp
 
 from __future__ import annotations
 
-from autoenvscaling.plugins import declare
+from autoenvscaling.api import declare
 
 __version__ = "0.1.0"
 

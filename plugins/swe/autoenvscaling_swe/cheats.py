@@ -21,8 +21,7 @@ import json
 import shlex
 from typing import ClassVar
 
-from autoenvscaling.redteam.cheat import Cheat
-from autoenvscaling.tasks import StepConfig, Task
+from autoenvscaling.api import Cheat, StepConfig, Task
 
 from .generate import test_functions, test_path
 from .patches import apply_patch

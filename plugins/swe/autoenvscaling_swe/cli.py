@@ -83,10 +83,7 @@ async def _generate(repo_spec: str, commit: str | None, count: int, out: Path, *
                     max_attempts: int, quiet: bool) -> dict[str, Any]:
     import time
 
-    from autoenvscaling.errors import SandboxError
-    from autoenvscaling.plugins import create_host
-    from autoenvscaling.sandbox.select import make_backend
-    from autoenvscaling.suite.store import SuiteStore
+    from autoenvscaling.api import SandboxError, SuiteStore, create_host, make_backend
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from .generate import GenerateSettings, SweGenerator
@@ -99,7 +96,7 @@ async def _generate(repo_spec: str, commit: str | None, count: int, out: Path, *
     snapshot = repository.snapshot(commit)
     llm = None
     if model is not None:
-        from autoenvscaling.executors.jobs import LLMSpec
+        from autoenvscaling.api import LLMSpec
 
         spec = LLMSpec(model=model, base_url=base_url)
         spec.check(host)
@@ -107,7 +104,7 @@ async def _generate(repo_spec: str, commit: str | None, count: int, out: Path, *
     backend = make_backend(backend_name, host)
     validator = None
     if validate:
-        from autoenvscaling.gates.validate import Validator
+        from autoenvscaling.api import Validator
 
         validator = Validator(host=host, backend=backend)
     settings = GenerateSettings(max_attempts=max_attempts, llm=llm)
@@ -158,7 +155,7 @@ async def _generate(repo_spec: str, commit: str | None, count: int, out: Path, *
 
 
 def _already(store: Any, repo: str, strategy: str, level: int, seed: int) -> bool:
-    from autoenvscaling.tasks import qualified_name
+    from autoenvscaling.api import qualified_name
 
     from .render import instance_name
 

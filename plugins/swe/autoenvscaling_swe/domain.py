@@ -12,9 +12,7 @@ import asyncio
 import concurrent.futures
 from typing import Any, Coroutine, TypeVar
 
-from autoenvscaling.domains.base import DIFFICULTIES, DIRECTIONS, Domain, Family
-from autoenvscaling.errors import UsageError
-from autoenvscaling.tasks import Task
+from autoenvscaling.api import DIFFICULTIES, DIRECTIONS, Domain, Family, Task, UsageError
 
 from .render import DOMAIN
 
@@ -59,7 +57,7 @@ class SweDomain(Domain):
         return await self.generate_level(family, seed=seed, level=LEVELS[difficulty])
 
     async def generate_level(self, family: str, *, seed: int, level: int, strategy: str = "mutation") -> Task:
-        from autoenvscaling.sandbox.select import make_backend
+        from autoenvscaling.api import make_backend
 
         from .generate import SweGenerator
         from .render import render

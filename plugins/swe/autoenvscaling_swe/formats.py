@@ -22,9 +22,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from autoenvscaling.errors import AESError, TaskFormatError
-from autoenvscaling.suite.formats import TaskFormat
-from autoenvscaling.tasks import Task
+from autoenvscaling.api import AESError, Task, TaskFormat, TaskFormatError
 
 REPOS_ENV = "AUTOENVSCALING_SWE_REPOS"
 FIELDS = ("instance_id", "repo", "base_commit", "patch", "test_patch", "FAIL_TO_PASS", "PASS_TO_PASS")

@@ -17,10 +17,7 @@ import asyncio
 import json
 import time
 
-from autoenvscaling.gates.base import Evidence, Gate, GateContext, GateResult
-from autoenvscaling.gates.runtime import PREPARED
-from autoenvscaling.gates.static import DomainLintGate
-from autoenvscaling.tasks import Task
+from autoenvscaling.api import PREPARED, DomainLintGate, Evidence, Gate, GateContext, GateResult, Task
 
 from .patches import PatchError, apply_patch
 from .render import DOMAIN, read_patch

@@ -15,10 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from autoenvscaling.errors import UsageError
-from autoenvscaling.llm.base import ChatMessage, LLMBackend
-from autoenvscaling.llm.errors import LLMError
-from autoenvscaling.sandbox.base import SandboxBackend
+from autoenvscaling.api import ChatMessage, LLMBackend, LLMError, SandboxBackend, UsageError
 
 from . import issue as issues
 from .inject import STRATEGIES, Candidate, SiteIndex, llm_candidates, mutation_candidate, revert_candidate

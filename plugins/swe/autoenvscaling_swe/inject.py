@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, AsyncIterator
 
-from autoenvscaling.llm.base import ChatMessage, LLMBackend
-from autoenvscaling.llm.errors import LLMError
+from autoenvscaling.api import ChatMessage, LLMBackend, LLMError
 
 from . import mutations
 from .patches import PatchError, apply_patch, unified_patch

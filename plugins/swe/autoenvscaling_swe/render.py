@@ -27,8 +27,7 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
-from autoenvscaling.domains.render import package_reader, render_task
-from autoenvscaling.tasks import Task, TaskFile
+from autoenvscaling.api import Task, TaskFile, package_reader, render_task
 
 DOMAIN = "swe"
 WORKDIR = "/app"

@@ -26,9 +26,7 @@ from functools import cached_property
 from importlib import resources
 from pathlib import Path
 
-from autoenvscaling.config import cache_dir
-from autoenvscaling.errors import UsageError
-from autoenvscaling.sandbox.rootfs import file_lock
+from autoenvscaling.api import UsageError, cache_dir, file_lock
 
 from .verifier.swe_verify import SKIP_COPY, is_config_path, is_test_path
 

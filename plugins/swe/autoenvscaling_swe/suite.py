@@ -19,9 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from autoenvscaling.errors import SandboxError
-from autoenvscaling.sandbox.base import PreparedEnvironment, Sandbox, SandboxBackend
-from autoenvscaling.tasks import Task
+from autoenvscaling.api import PreparedEnvironment, Sandbox, SandboxBackend, SandboxError, Task
 
 from .render import WORKDIR, environment_files, package_text, requirements
 from .repos import Snapshot

@@ -20,8 +20,7 @@ import shlex
 from functools import lru_cache
 from typing import Any, ClassVar
 
-from autoenvscaling.redteam.cheat import Cheat, agent_view_control, exists_only_control
-from autoenvscaling.tasks import StepConfig, Task
+from autoenvscaling.api import Cheat, StepConfig, Task, agent_view_control, exists_only_control
 
 DOMAIN = "terminal"
 SCRIPT_EXTS = (".sh", ".py")

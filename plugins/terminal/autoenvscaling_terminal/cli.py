@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from autoenvscaling.cli.domain_cmds import add_family_commands
+from autoenvscaling.api import add_family_commands
 
 
 @click.group()

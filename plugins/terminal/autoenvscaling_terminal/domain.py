@@ -5,9 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from autoenvscaling.domains.base import KitExample, LevelledDomain
-from autoenvscaling.errors import UsageError
-from autoenvscaling.tasks import Task
+from autoenvscaling.api import KitExample, LevelledDomain, Task, UsageError
 
 from .families import CATALOG, load
 from .families.base import LEVELS, MAX_LEVEL, MIN_LEVEL
@@ -63,7 +61,7 @@ class TerminalDomain(LevelledDomain):
         "create an empty file", which the generic cheats do blindly); tests/test_redteam.py attacks
         the family's verifier instead. Only a task identical to the one basics generates from its
         recorded seed, level, kind and reward mode qualifies."""
-        from autoenvscaling.domains.base import same_task_content
+        from autoenvscaling.api import same_task_content
 
         prov = task.provenance
         params = prov.parameters

@@ -29,9 +29,7 @@ import re
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from autoenvscaling.errors import TaskFormatError
-from autoenvscaling.suite.formats import TaskFormat
-from autoenvscaling.tasks import Task, qualified_name, short_name
+from autoenvscaling.api import Task, TaskFormat, TaskFormatError, qualified_name, short_name
 
 TASK_JSON, INITIAL, FINAL, DEF, DOCKERFILE = "task.json", "test_initial_state.py", "test_final_state.py", "container.def", "Dockerfile"
 _SKIPPED = {"container.sif", "solutions", "__pycache__", ".pytest_cache"}

@@ -21,8 +21,7 @@ import hashlib
 import pprint
 from typing import Any
 
-from autoenvscaling.domains.render import package_reader, render_task
-from autoenvscaling.tasks import Task, TaskFile, qualified_name
+from autoenvscaling.api import Task, TaskFile, package_reader, qualified_name, render_task
 
 from .families.base import Draft, label_of
 

@@ -6,7 +6,7 @@ import dataclasses
 import random
 from typing import Any
 
-from autoenvscaling.domains.render import label_of  # noqa: F401 - the families import it from here
+from autoenvscaling.api import label_of
 
 
 MIN_LEVEL, MAX_LEVEL = 0, 5

@@ -13,7 +13,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from autoenvscaling.domains.render import grow, label_of  # noqa: F401 - the families import them from here
+from autoenvscaling.api import grow, label_of
 
 LEVELS = {"easy": 1, "medium": 2, "hard": 3}
 MIN_LEVEL, MAX_LEVEL = 0, 6
