@@ -16,6 +16,7 @@ import os
 import shutil
 import tempfile
 import threading
+import warnings
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
@@ -120,8 +121,16 @@ def domain_kit(domain: Domain) -> ProposerKit | None:
     with _lock:
         if key in _kits:
             return _kits[key]
-    kit = ProposerKit(guide=(folder / "guide.md").read_text(encoding="utf-8"),
-                      contract=(folder / "contract.md").read_text(encoding="utf-8"),
-                      examples=built_examples(domain))
+    guide = (folder / "guide.md").read_text(encoding="utf-8")
+    contract = (folder / "contract.md").read_text(encoding="utf-8")
+    try:
+        examples = built_examples(domain)
+    except Exception as exc:  # noqa: BLE001 - a generator that cannot run here must not stop a proposer
+        # The guide and the contract still serve; the examples are tried again by the next process.
+        warnings.warn(f"autoenvscaling: the {domain.name} kit's worked examples could not be generated "
+                      f"({type(exc).__name__}: {exc}); proposers get the guide and the contract only",
+                      RuntimeWarning, stacklevel=2)
+        return ProposerKit(guide=guide, contract=contract, examples=[])
+    kit = ProposerKit(guide=guide, contract=contract, examples=examples)
     with _lock:
         return _kits.setdefault(key, kit)

@@ -151,3 +151,16 @@ def test_write_examples_replaces_the_folder(tmp_path):
     (tmp_path / "ex" / "stale").mkdir(parents=True)
     written = write_examples([task], tmp_path / "ex")
     assert [p.name for p in (tmp_path / "ex").iterdir()] == [short_name(task.name)] == [p.name for p in written]
+
+
+def test_examples_that_cannot_be_generated_leave_the_guide_and_a_warning(tmp_path, monkeypatch):
+    package, KitToy = _toy_kit_package(tmp_path, monkeypatch)
+
+    class Broken(KitToy):
+        def kit_tasks(self):
+            raise UsageError("no sandbox here", hint="install bubblewrap")
+
+    with pytest.warns(RuntimeWarning, match="could not be generated .*no sandbox here"):
+        kit = Broken().kit()
+    assert kit.guide == "how to write toy tasks\n" and kit.examples == []
+    assert list((tmp_path / "cache" / "kits" / "toy").iterdir()) == []  # nothing half-built is kept
