@@ -116,6 +116,8 @@ EXPORTS: dict[str, str] = {
     "TrainResult": "autoenvscaling.trainers.base",
     "Trainer": "autoenvscaling.trainers.base",
     "TrainerContext": "autoenvscaling.trainers.base",
+    "aes_verifier": "autoenvscaling.verifier",
+    "verifier_library": "autoenvscaling.verifier",
 }
 
 __all__ = sorted(EXPORTS)
@@ -173,6 +175,7 @@ if TYPE_CHECKING:  # the same names for type checkers and editors
     from autoenvscaling.tasks import StepConfig, Task, TaskFile, qualified_name, short_name
     from autoenvscaling.tasks.harbor import read_task, write_task
     from autoenvscaling.trainers.base import TrainResult, Trainer, TrainerContext
+    from autoenvscaling.verifier import aes_verifier, verifier_library
 
 
 def __getattr__(name: str) -> Any:

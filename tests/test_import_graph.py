@@ -3,7 +3,8 @@
 The core's packages in layers, lowest first (``LAYERS`` below, checked): a package imports only
 from layers below its own.
 
-  1. ``autoenvscaling`` (the package itself), ``errors``, ``config``, ``archive``: nothing of the core
+  1. ``autoenvscaling`` (the package itself), ``errors``, ``config``, ``archive``, ``verifier`` (the
+     standard-library verifier library tasks ship): nothing of the core
   2. ``tasks``: the Harbor task model, its on-disk format, its layout in a sandbox (``tasks/paths.py``)
   3. ``plugins``: the host and its registries, which hold import paths ("module:Name"), not objects
   4. ``sandbox``, ``llm``, ``domains``, ``suite``
@@ -47,7 +48,7 @@ CORE = ROOT / "core"
 PACKAGE = "autoenvscaling"
 
 LAYERS: list[tuple[str, ...]] = [  # lowest first; names relative to autoenvscaling ("" is the package itself)
-    ("", "errors", "config", "archive"),
+    ("", "errors", "config", "archive", "verifier"),
     ("tasks",),
     ("plugins",),
     ("sandbox", "llm", "domains", "suite"),

@@ -18,7 +18,8 @@ def solution_files(task: Task, step: StepConfig | None) -> dict[str, tuple[bytes
 
 
 class OracleAgent(Agent):
-    """Uploads solution/ to /solution (only now, never before) and runs solve.sh in the workdir."""
+    """Uploads solution/ to /solution (only now, never before) and runs solve.sh in the workdir, with
+    ``[solution] env`` added to its environment."""
 
     name = "oracle"
 
@@ -33,7 +34,8 @@ class OracleAgent(Agent):
         await sandbox.upload_files(files, SOLUTION_DIR)
         timeout = (step.agent.timeout_sec if step is not None and step.agent else task.config.agent.timeout_sec)
         timeout = min(timeout, limits.timeout_sec)
-        result = await sandbox.exec(f"bash {SOLUTION_DIR}/solve.sh", timeout=timeout)
+        result = await sandbox.exec(f"bash {SOLUTION_DIR}/solve.sh", timeout=timeout,
+                                    env=dict(task.config.solution.env) or None)
         # The solution leaves with the attempt's agent phase: the verifier must not depend on it.
         await sandbox.exec(f"rm -rf {SOLUTION_DIR}", timeout=30)
         action = Action(command=f"bash {SOLUTION_DIR}/solve.sh", output=result.tail(limits.observation_chars),

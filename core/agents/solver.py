@@ -36,7 +36,7 @@ from ..llm.base import ChatMessage, ChatResponse, LLMBackend, ToolCall, ToolSpec
 from ..llm.errors import LLMError, LLMRefusal
 from ..sandbox.base import Sandbox
 from ..tasks import StepConfig, Task
-from .base import Action, Agent, AgentLimits, Trajectory
+from .base import Action, Agent, AgentLimits, StopReason, Trajectory
 from .text_protocol import example_messages, parse_text_turn
 from .tools import Arguments, BashTool, Tool, ToolArgumentError, ToolContext, Toolbox
 from .tools import truncate_middle  # noqa: F401 - its home before tools.py; prompt.py and tests import it here
@@ -262,7 +262,7 @@ class SolverAgent(Agent):
         )
 
     async def _loop(self, sandbox: Sandbox, messages: list[ChatMessage], tools: list[ToolSpec] | None,
-                    budget: _Budget) -> tuple[str, str | None]:
+                    budget: _Budget) -> tuple[StopReason, str | None]:
         """The turns; returns (stop_reason, error)."""
         while True:
             if budget.turns >= budget.limits.max_turns:
@@ -308,7 +308,7 @@ class SolverAgent(Agent):
         return budget.malformed < MAX_MALFORMED_IN_A_ROW
 
     async def _act(self, sandbox: Sandbox, reply: ChatMessage, messages: list[ChatMessage], budget: _Budget, *,
-                   truncated: bool = False) -> tuple[str, str | None] | None:
+                   truncated: bool = False) -> tuple[StopReason, str | None] | None:
         """Carry out one reply; a (stop_reason, error) pair ends the attempt."""
         if reply.tool_calls:
             messages.append(reply)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from importlib import resources
-from typing import Collection
+from typing import Collection, Literal
 
 from ..llm.base import ChatMessage
 
@@ -139,5 +139,6 @@ def example_messages(package: str = "autoenvscaling.agents", name: str = "solver
         role = role.strip()
         if role not in ("user", "assistant"):
             raise ValueError(f"{name}: a section must be '## user' or '## assistant', not {role!r}")
-        messages.append(ChatMessage(role=role, content=content.strip(), name=EXAMPLE_NAME))
+        turn: Literal["user", "assistant"] = "user" if role == "user" else "assistant"
+        messages.append(ChatMessage(role=turn, content=content.strip(), name=EXAMPLE_NAME))
     return messages

@@ -238,7 +238,10 @@ def _verifier_python(offline: Any) -> dict[str, Any]:
     try:
         path = offline.provided_python(build=False)
     except AESError as exc:
-        row["hint"] = exc.hint + ("" if shutil.which("mmdebstrap") else "; apt-get install mmdebstrap")
+        hints = [exc.hint] if exc.hint else []
+        if not shutil.which("mmdebstrap"):
+            hints.append("apt-get install mmdebstrap")
+        row["hint"] = "; ".join(hints) or None
         return row
     row.update(built=True, path=str(path), bytes=sum(f.stat().st_size for f in path.rglob("*") if f.is_file()))
     return row

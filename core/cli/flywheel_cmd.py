@@ -24,6 +24,7 @@ from ..flywheel.loop import Progress
 
 if TYPE_CHECKING:
     from ..executors.jobs import SolverSpec
+    from .tasks_cmd import Network
 
 LLM_KINDS = ("prompt", "prompt-feedback", "agentic")
 
@@ -104,7 +105,7 @@ def run(out: Path, rounds: int, per_round: int, mix: dict[str, float], difficult
         train_held_out: int | None, seed: int, resume: bool,
         proposers: dict[str, float], proposer_model: str | None, proposer_base_url: str | None, jobs: int,
         executor_name: str, ray_address: str | None, backend_name: str, llm_backend: str | None,
-        network: str, as_json: bool) -> None:
+        network: Network, as_json: bool) -> None:
     """Run the flywheel: propose, validate, calibrate against the solver, review the pool."""
     from ..flywheel.loop import FlywheelConfig
 
@@ -140,7 +141,7 @@ def run(out: Path, rounds: int, per_round: int, mix: dict[str, float], difficult
 @_common
 def generate(mix: dict[str, float], count: int, out: Path, difficulty: str, seed: int, resume: bool,
              proposers: dict[str, float], proposer_model: str | None, proposer_base_url: str | None, jobs: int,
-             executor_name: str, ray_address: str | None, backend_name: str, llm_backend: str | None, network: str,
+             executor_name: str, ray_address: str | None, backend_name: str, llm_backend: str | None, network: Network,
              as_json: bool) -> None:
     """Generate a suite of N admitted tasks (no solver): propose, then the admission gates 1-8."""
     from ..flywheel.loop import FlywheelConfig
@@ -154,9 +155,10 @@ def generate(mix: dict[str, float], count: int, out: Path, difficulty: str, seed
     _print_summary(summaries, out, as_json)
 
 
-async def _flywheel(config: Any, out: Path, *, resume: bool, backend_name: str, network: str,
-                    proposer: tuple[str | None, str | None], solver: tuple[Any, ...] | None,
-                    executor: tuple[str, int, str | None], generate: bool, llm_backend: str | None = None) -> list[Any]:
+async def _flywheel(config: Any, out: Path, *, resume: bool, backend_name: str, network: Network,
+                    proposer: tuple[str | None, str | None],
+                    solver: tuple[str | None, str | None, dict[str, Any]] | None, executor: tuple[str, int, str | None],
+                    generate: bool, llm_backend: str | None = None) -> list[Any]:
     """Build everything a run needs and run it (``generate``: a generate run). The sandbox and LLM
     backends and the executor are looked up in the host's registries, so a plugin's work wherever a
     built-in one does. Models travel to the workers as specs and load there."""
@@ -218,8 +220,8 @@ def _solver_spec(model: str | None, base_url: str | None, options: dict[str, Any
         return SolverSpec(llm=llm, temperature=0.7, max_tokens_per_turn=options["tokens"] or 1024, limits=limits)
     # The local profile (solver.LOCAL_PROFILE): the fenced-block protocol, a small budget, greedy
     # plain runs and sampled rollouts; --turns/--tokens override its budget.
-    limits = LOCAL_LIMITS.model_copy(update={"max_turns": options["turns"]}) if options["turns"] else None
-    return SolverSpec(llm=llm, max_tokens_per_turn=options["tokens"], limits=limits)
+    local = LOCAL_LIMITS.model_copy(update={"max_turns": options["turns"]}) if options["turns"] else None
+    return SolverSpec(llm=llm, max_tokens_per_turn=options["tokens"], limits=local)
 
 
 class _RichProgress(Progress):

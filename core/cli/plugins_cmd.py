@@ -4,8 +4,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TypedDict
 
 import click
+
+
+class _PluginRow(TypedDict):
+    """One row of ``plugins list`` (its --json objects)."""
+
+    name: str
+    distribution: str | None
+    version: str | None
+    builtin: bool
+    hooks: list[str]
+    loaded: bool
+    problems: list[str]
 
 
 @click.group()
@@ -26,8 +39,9 @@ def plugins_list(as_json: bool) -> None:
         warnings.simplefilter("ignore", PluginWarning)  # problems are listed below instead
         host = create_host()
         infos = host.plugins()
-    rows = {p.name: {"name": p.name, "distribution": p.distribution, "version": p.version, "builtin": p.builtin,
-                     "hooks": sorted(p.hooks), "loaded": True, "problems": []} for p in infos}
+    rows: dict[str, _PluginRow] = {
+        p.name: {"name": p.name, "distribution": p.distribution, "version": p.version, "builtin": p.builtin,
+                 "hooks": sorted(p.hooks), "loaded": True, "problems": []} for p in infos}
     for problem in host.problems:
         row = rows.setdefault(problem.plugin, {"name": problem.plugin, "distribution": problem.distribution,
                                                "version": None, "builtin": False, "hooks": [], "loaded": False,

@@ -79,8 +79,8 @@ def import_cmd(sources: tuple[Path, ...], suite_path: Path, format_name: str | N
         click.echo(json.dumps({"suite": str(store.root), "added": added, "present": present,
                                "errors": [{"error": e.message, "hint": e.hint} for e in errors]}, indent=2))
         return
-    for exc in errors:
-        click.echo(f"skipped: {exc.message}", err=True)
+    for error in errors:
+        click.echo(f"skipped: {error.message}", err=True)
     click.echo(f"imported {len(added) + len(present)} tasks into {store.root}: {len(added)} new, "
                f"{len(present)} already present" + (f", {len(errors)} skipped" if errors else ""))
 

@@ -15,12 +15,14 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
 if TYPE_CHECKING:
     from ..executors.jobs import AgentSpec
+
+Network = Literal["none", "task"]  # --network: SandboxPolicy.network
 
 
 def _backend_options(fn: Any) -> Any:
@@ -58,7 +60,7 @@ def tasks() -> None:
 @click.option("--suite", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
               help="Existing suite (folder of tasks) to check near-duplicates against.")
 def validate_cmd(paths: tuple[Path, ...], as_json: bool, backend_name: str, jobs: int, executor_name: str,
-                 ray_address: str | None, network: str, skip: tuple[str, ...], flaky_runs: int | None,
+                 ray_address: str | None, network: Network, skip: tuple[str, ...], flaky_runs: int | None,
                  held_out: Path | None, suite: Path | None) -> None:
     """Run the admission gates over PATH... (task directories, or folders of them)."""
     from ..gates.base import GateSettings
@@ -150,7 +152,7 @@ def _print_table(reports: list[Any]) -> None:
     console.print(", ".join(f"{n} {s}" for s, n in counts.items() if n) or "no tasks")
 
 
-def _catalog(host: Any, network: str) -> Any:
+def _catalog(host: Any, network: Network) -> Any:
     """The registered backends' capabilities here, under the policy the command line chose."""
     from ..sandbox.base import SandboxPolicy
     from ..sandbox.select import BackendCatalog
@@ -158,7 +160,7 @@ def _catalog(host: Any, network: str) -> Any:
     return BackendCatalog(host, SandboxPolicy(network=network))
 
 
-def _make_backend(host: Any, name: str, network: str) -> Any:
+def _make_backend(host: Any, name: str, network: Network) -> Any:
     from ..sandbox.base import SandboxPolicy
     from ..sandbox.select import make_backend
 
@@ -176,9 +178,11 @@ def _read_suite(path: Path) -> list[Any]:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--agent", "agent_name", default="oracle", show_default=True, help="oracle, nop, or a registered agent.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array of trial summaries.")
+@click.option("--artifacts", "artifacts_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Collect each task's `artifacts` (task.toml) after verification into DIR/<task>/, with a manifest.json.")
 @_backend_options
-def run_cmd(paths: tuple[Path, ...], agent_name: str, as_json: bool, backend_name: str, jobs: int, executor_name: str,
-            ray_address: str | None, network: str) -> None:
+def run_cmd(paths: tuple[Path, ...], agent_name: str, as_json: bool, artifacts_dir: Path | None, backend_name: str,
+            jobs: int, executor_name: str, ray_address: str | None, network: Network) -> None:
     """Run one attempt of AGENT on each task in PATH... and print the rewards."""
     from ..errors import UsageError
     from ..gates.validate import discover_tasks
@@ -202,7 +206,7 @@ def run_cmd(paths: tuple[Path, ...], agent_name: str, as_json: bool, backend_nam
     backend = _make_backend(host, backend_name, network)
     catalog = _catalog(host, network)
     catalog.attach(backend)
-    rows = asyncio.run(_run(backend, agent, task_dirs, executor, catalog, host))
+    rows = asyncio.run(_run(backend, agent, task_dirs, executor, catalog, host, artifacts_dir))
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
@@ -219,13 +223,15 @@ def run_cmd(paths: tuple[Path, ...], agent_name: str, as_json: bool, backend_nam
 
 
 async def _run(backend: Any, agent: AgentSpec, task_dirs: list[Path], executor: Any, catalog: Any,
-               host: Any) -> list[dict[str, Any]]:
+               host: Any, artifacts_dir: Path | None = None) -> list[dict[str, Any]]:
     """Tasks are read and checked for their requirements here; the attempts run as jobs on the
-    executor's workers, each with the agent by name and the backend by name and policy."""
+    executor's workers, each with the agent by name and the backend by name and policy. With
+    ``artifacts_dir``, each trial's artifacts are written under it (row key ``artifacts``: the manifest)."""
     from ..errors import TaskFormatError
     from ..executors.jobs import AttemptJob, TaskRef, WorkerSetup
     from ..gates.lint import summarise
     from ..gates.requirements import unmet_requirements
+    from ..runtime.artifacts import ARTIFACTS_LIMIT, write_artifacts
     from ..runtime.trial import TrialResult, trial_summary
     from ..tasks.harbor import read_task
 
@@ -242,17 +248,26 @@ async def _run(backend: Any, agent: AgentSpec, task_dirs: list[Path], executor: 
         if unmet:  # never run a task without what it needs (a GPU, its services): say what would work
             rows[i] = _failed_row(path, agent.name, "error", summarise(unmet, "unmet requirement"))
             continue
-        jobs.append(AttemptJob(key=str(i), setup=setup, task=TaskRef.at(path), agent=agent))
+        jobs.append(AttemptJob(key=str(i), setup=setup, task=TaskRef.at(path), agent=agent,
+                               artifacts_limit=ARTIFACTS_LIMIT if artifacts_dir is not None else 0))
     try:
         async for result in executor.map(jobs):
             i = int(result.key)
             value = result.value
             rows[i] = ({"path": str(task_dirs[i]), **trial_summary(value)} if result.ok and isinstance(value, TrialResult)
                        else _failed_row(task_dirs[i], agent.name, "error", str(result.error)))
+            if artifacts_dir is not None and isinstance(value, TrialResult) and value.artifacts:
+                folder = artifacts_dir / f"{i:04d}-{_safe_name(value.task)}"
+                rows[i]["artifacts"] = str(write_artifacts(value.artifacts, folder))
     finally:
         await executor.aclose()
         await backend.aclose()
     return [rows[i] for i in sorted(rows)]
+
+
+def _safe_name(name: str) -> str:
+    """A task name as one folder name ("org/name" -> "org-name")."""
+    return "".join(c if c.isalnum() or c in "-_." else "-" for c in name).strip(".") or "task"
 
 
 def _failed_row(path: Path, agent: str, status: str, error: str) -> dict[str, Any]:

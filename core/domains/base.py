@@ -139,8 +139,12 @@ class LevelledDomain(Domain):
     ``generate_level`` and ``neighbour``; ``generate`` maps a difficulty to its level, and ``vary``
     steps one level or moves to the neighbour at the same level, recording the parent. Keyword
     options of ``generate`` (terminal's ``kind``) pass through to ``generate_level``; ``vary_options``
-    says which of a parent's a child keeps, and ``floor_family`` is what "simpler" reaches below a
-    family's lowest level."""
+    says which of a parent's a child keeps, ``vary_origin`` where a parent stands, and ``floor_family``
+    is what "simpler" reaches below a family's lowest level.
+
+    A domain whose generators wait on processes (swe screens each bug in a sandbox) overrides
+    ``agenerate_level`` with the real generator and makes ``generate_level`` run it to completion;
+    ``agenerate`` and ``avary`` await it, ``generate`` and ``vary`` call ``generate_level``."""
 
     levels: ClassVar[dict[str, int]] = {"easy": 1, "medium": 2, "hard": 3}
     min_level: ClassVar[int] = 1
@@ -164,11 +168,22 @@ class LevelledDomain(Domain):
         neighbour = self.catalog[family].neighbour
         return neighbour if neighbour in self.catalog else family
 
+    async def agenerate_level(self, family: str, *, seed: int, level: int, **options: Any) -> Task:
+        """``generate_level``, awaitable (the default calls it)."""
+        return self.generate_level(family, seed=seed, level=level, **options)
+
     def generate(self, family: str, *, seed: int, difficulty: str = "medium", **options: Any) -> Task:
         """A task of ``family``; the same (family, seed, difficulty, options) always gives the same task."""
+        return self.generate_level(family, seed=seed, level=self.level_of(difficulty), **options)
+
+    async def agenerate(self, family: str, *, seed: int, difficulty: str = "medium", **options: Any) -> Task:
+        return await self.agenerate_level(family, seed=seed, level=self.level_of(difficulty), **options)
+
+    def level_of(self, difficulty: str) -> int:
+        """The level of a difficulty label."""
         if difficulty not in self.levels:
             raise UsageError(f"unknown difficulty {difficulty!r}", hint=f"use one of {', '.join(self.levels)}")
-        return self.generate_level(family, seed=seed, level=self.levels[difficulty], **options)
+        return self.levels[difficulty]
 
     def family_info(self, family: str) -> dict[str, Any]:
         return {"neighbour": self.neighbour(family)}
@@ -181,14 +196,40 @@ class LevelledDomain(Domain):
         """The ``generate_level`` options a child of ``parent`` keeps (default: none)."""
         return {}
 
-    def vary(self, parent: Task, *, direction: str, seed: int) -> Task:
-        if direction not in DIRECTIONS:
-            raise UsageError(f"unknown direction {direction!r}", hint=f"use one of {', '.join(DIRECTIONS)}")
+    def vary_origin(self, parent: Task) -> tuple[str, int] | None:
+        """The family and level a variation of ``parent`` steps from; None leaves the variation to
+        ``Domain.vary``. Default: a task of this domain's families that records its level."""
         prov = parent.provenance
         if (prov.domain != self.name or prov.family not in {f.name for f in self.families()}
                 or "level" not in prov.parameters):
+            return None
+        return prov.family, int(prov.parameters["level"])
+
+    def vary(self, parent: Task, *, direction: str, seed: int) -> Task:
+        step = self._vary_step(parent, direction)
+        if step is None:
             return super().vary(parent, direction=direction, seed=seed)
-        level, family = int(prov.parameters["level"]), prov.family
+        family, level, options = step
+        child = self.generate_level(family, seed=seed, level=level, **options)
+        return child.with_provenance(parent=parent.name, direction=direction)
+
+    async def avary(self, parent: Task, *, direction: str, seed: int) -> Task:
+        step = self._vary_step(parent, direction)
+        if step is None:
+            return await super().avary(parent, direction=direction, seed=seed)
+        family, level, options = step
+        child = await self.agenerate_level(family, seed=seed, level=level, **options)
+        return child.with_provenance(parent=parent.name, direction=direction)
+
+    def _vary_step(self, parent: Task, direction: str) -> tuple[str, int, dict[str, Any]] | None:
+        """The child's family, level and ``generate_level`` options (None: see ``vary_origin``)."""
+        if direction not in DIRECTIONS:
+            raise UsageError(f"unknown direction {direction!r}", hint=f"use one of {', '.join(DIRECTIONS)}")
+        origin = self.vary_origin(parent)
+        if origin is None:
+            return None
+        family, level = origin
+        start = family
         if direction == "different":
             family = self.neighbour(family)
         elif (direction == "simpler" and level == self.min_level and self.floor_family is not None
@@ -199,6 +240,4 @@ class LevelledDomain(Domain):
             if not self.min_level <= level <= self.max_level:
                 raise UsageError(f"{parent.name} is already the {'hardest' if direction == 'harder' else 'simplest'} variant",
                                  hint="vary it with direction='different'")
-        options = self.vary_options(parent, same_family=family == prov.family)
-        child = self.generate_level(family, seed=seed, level=level, **options)
-        return child.with_provenance(parent=parent.name, direction=direction)
+        return family, level, self.vary_options(parent, same_family=family == start)

@@ -212,12 +212,14 @@ JobSpec = Job  # the name the executors' signatures used before jobs were open t
 
 
 class AttemptJob(Job):
-    """One trial of a task with an agent; ``seed`` (a rollout's) makes a sampling agent repeatable."""
+    """One trial of a task with an agent; ``seed`` (a rollout's) makes a sampling agent repeatable.
+    ``artifacts_limit``: bytes of the task's ``artifacts`` to collect into the result (0: none)."""
 
     kind: Literal["attempt"] = "attempt"
     task: TaskRef
     agent: AgentSpec
     seed: int | None = None
+    artifacts_limit: int = 0
 
     async def run(self, context: WorkerContext) -> TrialResult:
         runner = context.runner(self.setup)
@@ -226,7 +228,7 @@ class AttemptJob(Job):
         agent = self._agent(context)
         if self.seed is not None:
             agent = agent.seeded(self.seed)
-        return await runner.run(self.task.load(), agent)
+        return await runner.run(self.task.load(), agent, artifacts_limit=self.artifacts_limit)
 
     def _agent(self, context: WorkerContext) -> Agent:
         if self.agent.name == "solver":

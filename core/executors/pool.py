@@ -62,9 +62,14 @@ class _Worker:
             self.conn.send(job)
         except OSError:
             raise WorkerDied(self._exitcode()) from None
-        ready = loop.create_future()
+        ready: asyncio.Future[None] = loop.create_future()
         fd = self.conn.fileno()
-        loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
+
+        def wake() -> None:
+            if not ready.done():
+                ready.set_result(None)
+
+        loop.add_reader(fd, wake)
         try:
             await ready
         finally:
@@ -120,7 +125,8 @@ class WorkerPool:
                 continue
             worker = self._workers[i]
             if worker is None or not worker.alive():
-                worker = self._workers[i] = await asyncio.to_thread(_Worker)
+                worker = await asyncio.to_thread(_Worker)
+                self._workers[i] = worker
             try:
                 result = await worker.run(job)
             except WorkerDied as died:

@@ -252,7 +252,7 @@ async def _admit(task: Any, ctx: Any, gates: list[Any] | None) -> str | None:
         report = await validate_task(task, lambda _: ctx, gates=gates)
         return None if report.valid else f"not valid ({report.reason})"
     try:
-        ctx.scratch["prepared"] = await ctx.backend.prepare(task)
+        await ctx.prepared_environment(task)
     except AESError as exc:
         return f"environment did not build: {exc.message}"
     return None

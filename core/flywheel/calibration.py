@@ -17,15 +17,14 @@ import asyncio
 import hashlib
 import statistics
 import time
-from typing import Awaitable, Callable
+from typing import Awaitable, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..agents.base import Agent
 from ..gates.base import Evidence, Gate, GateContext, GateResult, GateSettings
 from ..runtime.trial import TrialResult
 from ..tasks import Task
-
-SCRATCH_KEY = "calibration"  # ctx.scratch[SCRATCH_KEY]: the Calibration, for the flywheel's assignments
 
 
 class Calibration(BaseModel):
@@ -48,7 +47,7 @@ def rollout_seed(task: Task, index: int, salt: str = "") -> int:
     return int(digest[:8], 16)
 
 
-def in_band(rewards: list[float], band: tuple[float, float]) -> tuple[str, str]:
+def in_band(rewards: list[float], band: tuple[float, float]) -> tuple[Literal["pass", "fail", "error"], str]:
     """The gate's rule on one group of rewards: ("pass" | "fail" | "error", why). Pass means the mean
     lies in ``band`` (edges included) and the rewards are not all equal. The flywheel and the
     calibration benchmark judge with this one function, so they cannot drift apart."""
@@ -84,7 +83,7 @@ class CalibrationGate(Gate):
 
     async def check(self, task: Task, ctx: GateContext) -> GateResult:
         calibration = await self.measure(task, ctx)
-        ctx.scratch[SCRATCH_KEY] = calibration
+        ctx.calibration = calibration  # for the flywheel's assignments
         return calibration.gate
 
     async def measure(self, task: Task, ctx: GateContext, *, salt: str = "") -> Calibration:
@@ -92,15 +91,19 @@ class CalibrationGate(Gate):
         rollouts to the executor's workers and judges them with ``calibrate`` directly.)"""
         if ctx.solver is None:
             return Calibration(gate=self.result("skip", "no solver configured: calibration needs one (gate 9)"))
-        return await calibrate(task, ctx.settings, lambda indices: self._rollouts(task, ctx, indices, salt), salt=salt)
+        solver = ctx.solver
+        return await calibrate(task, ctx.settings, lambda indices: self._rollouts(task, ctx, solver, indices, salt),
+                               salt=salt)
 
-    async def _rollouts(self, task: Task, ctx: GateContext, indices: range, salt: str) -> list[TrialResult]:
-        prepared = ctx.scratch.get("prepared")  # the build gate's environment, when it ran
-        limit = asyncio.Semaphore(getattr(ctx.solver, "rollout_concurrency", None) or len(indices) or 1)
+    async def _rollouts(self, task: Task, ctx: GateContext, solver: Agent, indices: range,
+                        salt: str) -> list[TrialResult]:
+        prepared = ctx.prepared  # the build gate's environment, when it ran
+        runner = ctx.require_runner()
+        limit = asyncio.Semaphore(getattr(solver, "rollout_concurrency", None) or len(indices) or 1)
 
         async def one(i: int) -> TrialResult:
             async with limit:
-                return await ctx.runner.run(task, ctx.solver.seeded(rollout_seed(task, i, salt)), prepared=prepared)
+                return await runner.run(task, solver.seeded(rollout_seed(task, i, salt)), prepared=prepared)
 
         return list(await asyncio.gather(*(one(i) for i in indices)))
 

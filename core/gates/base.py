@@ -12,13 +12,15 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..errors import UsageError
 from ..tasks import Task
 
 if TYPE_CHECKING:
     from ..agents.base import Agent
+    from ..flywheel.calibration import Calibration
     from ..plugins.host import PluginHost
-    from ..runtime.trial import TrialRunner
-    from ..sandbox.base import SandboxBackend
+    from ..runtime.trial import TrialResult, TrialRunner
+    from ..sandbox.base import PreparedEnvironment, SandboxBackend
     from ..sandbox.select import BackendCatalog
 
 GateStatus = Literal["pass", "fail", "error", "timeout", "skip"]
@@ -90,11 +92,15 @@ DEFAULT_BACKEND = "bwrap"  # the sandbox backend tasks are built on unless one i
 
 class GateContext:
     """What gates share while validating one task: the backend, the trial runner, settings, the
-    suite's existing tasks (for near-duplicate checks), the plugin host, and a scratch dict for results that later
-    gates reuse (e.g. the build). ``backend_name`` says which backend the task is meant for even when
-    no backend was started (a lint-only run): the backend's own name, else the one given, else
-    DEFAULT_BACKEND. ``catalog``: the registered backends' capabilities here, against which lint
-    matches the task's requirements (None: lint builds one from the installed plugins)."""
+    suite's existing tasks (for near-duplicate checks), the plugin host, and the results that later
+    gates reuse: ``prepared`` (the environment the build gate built; ``prepared_environment`` builds
+    it once when that gate was skipped), ``oracle_runs`` (every completed oracle attempt, in order:
+    the flakiness gate counts them) and ``calibration`` (gate 9's rollouts). ``scratch`` is a free-form
+    dict for a plugin's own gates to share results; the core keeps nothing there. ``backend_name``
+    says which backend the task is meant for even when no backend was started (a lint-only run): the
+    backend's own name, else the one given, else DEFAULT_BACKEND. ``catalog``: the registered
+    backends' capabilities here, against which lint matches the task's requirements (None: lint
+    builds one from the installed plugins)."""
 
     def __init__(self, *, backend: SandboxBackend | None, runner: TrialRunner | None, settings: GateSettings,
                  suite_tasks: list[Task] | None = None, held_out: list[str] | None = None, solver: Agent | None = None,
@@ -109,8 +115,28 @@ class GateContext:
         self.solver = solver
         self.catalog = catalog
         self.host = host  # the plugin host the gates came from (the red-team gate takes its cheats there)
-        # Free-form per-task results later gates reuse (the prepared environment, oracle runs, ...).
-        self.scratch: dict[str, Any] = {}
+        self.prepared: PreparedEnvironment | None = None
+        self.oracle_runs: list[TrialResult] = []
+        self.calibration: Calibration | None = None
+        self.scratch: dict[str, Any] = {}  # plugin-private, keyed by the plugin's own names
+
+    def require_backend(self) -> SandboxBackend:
+        """The sandbox backend; UsageError when none is attached (a gate that needs one ran without)."""
+        if self.backend is None:
+            raise UsageError("this gate needs a sandbox backend, and none is attached")
+        return self.backend
+
+    def require_runner(self) -> TrialRunner:
+        """The trial runner; UsageError when none is attached."""
+        if self.runner is None:
+            raise UsageError("this gate runs attempts, and no trial runner is attached")
+        return self.runner
+
+    async def prepared_environment(self, task: Task) -> PreparedEnvironment:
+        """``task``'s environment: the build gate's, else built now, once, and kept for later gates."""
+        if self.prepared is None:
+            self.prepared = await self.require_backend().prepare(task)
+        return self.prepared
 
 
 class GateSettings(BaseModel):

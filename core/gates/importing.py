@@ -57,11 +57,12 @@ def import_tasks(items: Iterable[Item], out: str | Path, *, check: bool = True, 
     rows: list[Row] = []
 
     def decided(row: Row, task: Task | None) -> None:
-        target = out / short_name(task.name) if task is not None else None
-        if task is not None and row["status"] in ("admitted", "written"):
-            write_task(task, target, overwrite=True)
-        elif target is not None and (target / "task.toml").is_file():
-            shutil.rmtree(target)  # an earlier import's copy of a task now rejected
+        if task is not None:
+            target = out / short_name(task.name)
+            if row["status"] in ("admitted", "written"):
+                write_task(task, target, overwrite=True)
+            elif (target / "task.toml").is_file():
+                shutil.rmtree(target)  # an earlier import's copy of a task now rejected
         rows.append(row)
         if progress is not None:
             progress(row)

@@ -13,7 +13,8 @@ base roots, and only a warning on docker, whose engine may have it (it maps only
 base that is stood in for (Ubuntu by Debian) is a warning that says what was substituted. What the
 task asks of the sandbox (GPUs, compose services, a browser, the internet, memory and disk) is matched
 against the backend's capabilities on this machine (gates/requirements.py): what it cannot honour is
-a problem naming a backend that can, what the policy clamps or denies is a warning.
+a problem naming a backend that can, what the policy clamps or denies is a warning. Harbor's fields
+that we ignore or narrow (MCP servers, an allowlist network, ...) are warnings (gates/harbor_fields.py).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from ..sandbox.rootfs import resolve_base
 from ..sandbox.select import BackendCatalog
 from ..tasks import PROVENANCE_KEY, StepConfig, Task, is_harbor_name, qualified_name
 from .base import DEFAULT_BACKEND, Evidence, Finding, Gate, GateContext, GateResult
+from .harbor_fields import harbor_field_findings
 from .requirements import requirement_findings
 
 REWARD_MARKERS = ("reward.txt", "reward.json", "/logs/verifier")
@@ -95,6 +97,7 @@ def lint_findings(task: Task, *, backend: str | None = None, catalog: BackendCat
     findings += requirement_findings(task, backend, catalog)
     findings += [Finding(p) for p in task_tool_problems(task, catalog.host.tools.names())]  # the task's tools
     findings += [Finding(p) for p in (_image_leaks(task) + _solution_problems(task) + _reward_problems(task))]
+    findings += harbor_field_findings(task)  # Harbor's fields we ignore or narrow
     return findings
 
 

@@ -3,8 +3,8 @@
 Build (the environment builds within its timeout), oracle (the reference solution scores 1 on every
 reward key and every step), null (doing nothing scores below ``null_max``), reset (the oracle scores 1
 again on a fresh sandbox: attempts must not depend on each other) and flakiness (the oracle keeps
-scoring 1). Later gates reuse earlier work through ``ctx.scratch``: the prepared environment, and the
-oracle runs, which count towards the flakiness runs.
+scoring 1). Later gates reuse earlier work kept on the context: the prepared environment
+(``ctx.prepared``), and the oracle runs (``ctx.oracle_runs``), which count towards the flakiness runs.
 
 When the oracle falls short, the reason gives the cause, not only the score (runtime/trial.py's
 ``trial_cause``: a failed solve.sh with its last error line, else the verifier's first real error):
@@ -17,15 +17,18 @@ import asyncio
 import time
 from typing import Any
 
+from ..agents.base import Agent
 from ..agents.builtin import NopAgent, OracleAgent
 from ..errors import BuildError, BuildTimeout
 from ..runtime.trial import NO_SOLUTION, OUTPUT_TAIL, TrialResult, trial_cause
+from ..sandbox.base import EnvironmentDetails
 from ..tasks import Task
 from .base import Evidence, Gate, GateContext, GateResult
 
+#: the key the prepared environment once had in ``GateContext.scratch``; kept for plugins that import
+#: it. The core keeps nothing there now: use ``await ctx.prepared_environment(task)``.
 PREPARED = "prepared"
 BUILD_GRACE_SEC = 10.0
-ORACLE_RUNS = "oracle_runs"  # list[TrialResult]: every oracle attempt so far, in order
 EVIDENCE_AGENT_CHARS = 1000  # of a failed solution's output, kept before the verifier's in the evidence
 
 
@@ -39,12 +42,13 @@ class BuildGate(Gate):
     async def check(self, task: Task, ctx: GateContext) -> GateResult:
         start = time.monotonic()
         limit = task.config.environment.build_timeout_sec
-        command = f"{ctx.backend.name} prepare (build timeout {limit:g}s)"
+        backend = ctx.require_backend()
+        command = f"{backend.name} prepare (build timeout {limit:g}s)"
         timed_out = Evidence(command=command, values={"build_timeout_sec": limit})
         try:
             # Backends enforce the build timeout themselves (and stop the build cleanly); the grace
             # period only catches a backend that does not.
-            prepared = await asyncio.wait_for(ctx.backend.prepare(task), timeout=limit + BUILD_GRACE_SEC)
+            prepared = await asyncio.wait_for(backend.prepare(task), timeout=limit + BUILD_GRACE_SEC)
         except asyncio.TimeoutError:
             return self.result("timeout", f"the environment did not build within {limit:g}s",
                                seconds=time.monotonic() - start, evidence=[timed_out])
@@ -57,34 +61,20 @@ class BuildGate(Gate):
                                    evidence=[timed_out.model_copy(update={"output_tail": tail})])
             return self.result("fail", f"build failed: {exc.message}", seconds=time.monotonic() - start,
                                evidence=[Evidence(command=command, output_tail=tail)])
-        ctx.scratch[PREPARED] = prepared
-        evidence = Evidence(command=command, output_tail=_build_log(prepared.details),
+        ctx.prepared = prepared
+        evidence = Evidence(command=command, output_tail=prepared.details.build_log[-2000:],
                             values={"build_seconds": round(prepared.build_seconds, 3), "cached": prepared.cached,
                                     "ref": prepared.ref, **_mapping(prepared.details)})
         return self.result("pass", seconds=time.monotonic() - start, evidence=[evidence])
 
 
-def _mapping(details: dict[str, Any]) -> dict[str, Any]:
+def _mapping(details: EnvironmentDetails) -> dict[str, Any]:
     """What the build substituted: the base image mapping and the builder's notes, when any."""
-    out = {key: details[key] for key in ("base_mapping", "base_mappings") if details.get(key)}
-    if details.get("notes"):
-        out["notes"] = list(details["notes"])
+    out: dict[str, Any] = {key: value for key, value in (("base_mapping", details.base_mapping),
+                                                         ("base_mappings", details.base_mappings)) if value}
+    if details.notes:
+        out["notes"] = list(details.notes)
     return out
-
-
-def _build_log(details: dict[str, Any]) -> str:
-    for key in ("output_tail", "log_tail", "log", "output"):
-        value = details.get(key)
-        if isinstance(value, str):
-            return value[-2000:]
-    return ""
-
-
-async def _prepared(task: Task, ctx: GateContext) -> Any:
-    """The build gate's result, or a build now (when the build gate was skipped)."""
-    if PREPARED not in ctx.scratch:
-        ctx.scratch[PREPARED] = await ctx.backend.prepare(task)
-    return ctx.scratch[PREPARED]
 
 
 def trial_evidence(result: TrialResult, command: str) -> Evidence:
@@ -134,11 +124,11 @@ class _AttemptGate(Gate):
 
     needs_sandbox = True
 
-    async def attempt(self, task: Task, ctx: GateContext, agent: Any) -> TrialResult:
-        prepared = await _prepared(task, ctx)
-        result: TrialResult = await ctx.runner.run(task, agent, prepared=prepared)
+    async def attempt(self, task: Task, ctx: GateContext, agent: Agent) -> TrialResult:
+        prepared = await ctx.prepared_environment(task)
+        result = await ctx.require_runner().run(task, agent, prepared=prepared)
         if agent.name == "oracle" and result.status == "ok":
-            ctx.scratch.setdefault(ORACLE_RUNS, []).append(result)
+            ctx.oracle_runs.append(result)
         return result
 
     def abnormal(self, result: TrialResult, start: float, evidence: list[Evidence]) -> GateResult | None:
@@ -219,7 +209,7 @@ class FlakinessGate(_AttemptGate):
 
     async def check(self, task: Task, ctx: GateContext) -> GateResult:
         start = time.monotonic()
-        earlier: list[TrialResult] = list(ctx.scratch.get(ORACLE_RUNS, []))
+        earlier = list(ctx.oracle_runs)
         wanted = max(1, ctx.settings.flaky_runs)
         reused = min(len(earlier), wanted)
         rewards = [r.reward for r in earlier[:reused]]

@@ -19,6 +19,7 @@ import re
 import time
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from ..errors import UsageError
 from ..tasks import Task
@@ -91,7 +92,7 @@ class DecontaminationGate(Gate):
                 number = index.get(hash(gram))
                 if number is not None:
                     hits.append((gram, number))
-        values = {"held_out": len(ctx.held_out), "ngram": n, "overlaps": len(hits)}
+        values: dict[str, Any] = {"held_out": len(ctx.held_out), "ngram": n, "overlaps": len(hits)}
         if hits:
             gram, number = hits[0]
             values["held_out_texts"] = sorted({k for _, k in hits})

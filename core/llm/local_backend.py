@@ -192,7 +192,7 @@ class TransformersBackend(LLMBackend):
                 )
             eos = eos_ids(model, tokenizer)
             sample = temperature > 0
-            config = GenerationConfig(  # type: ignore[no-untyped-call]
+            config = GenerationConfig(
                 max_new_tokens=max_new_tokens,
                 do_sample=sample,
                 temperature=temperature if sample else None,

@@ -10,7 +10,6 @@ same way. This is the proposer kind that raised the valid-environment rate in th
 
 from __future__ import annotations
 
-import io
 import tarfile
 import tempfile
 import time
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agents.base import AgentLimits
+from ..archive import extract_tar
 from ..agents.solver import SolverAgent, prompt_text
 from ..agents.tools import Arguments, BashTool, Tool, ToolContext, ToolOutcome
 from ..domains.base import Domain
@@ -47,14 +47,15 @@ async def read_back(sandbox: Sandbox) -> Task:
     """The task directory out of the sandbox, parsed like any task on disk (symlinks refused)."""
     data = await sandbox.get_archive(TASK_DIR)
     with tempfile.TemporaryDirectory(prefix="aes-agentic-") as tmp:
-        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-            for member in tar.getmembers():
-                if not (member.isfile() or member.isdir()):
-                    kind = "symbolic links" if member.issym() else "links and special files"
-                    raise TaskFormatError(f"{member.name}: {kind} are not allowed in tasks", hint="write a regular file")
-            tar.extractall(tmp, filter="data")
+        extract_tar(data, tmp, check=_regular)
         root = Path(tmp) / Path(TASK_DIR).name
         return read_task(root)
+
+
+def _regular(member: tarfile.TarInfo) -> None:
+    if not (member.isfile() or member.isdir()):
+        kind = "symbolic links" if member.issym() else "links and special files"
+        raise TaskFormatError(f"{member.name}: {kind} are not allowed in tasks", hint="write a regular file")
 
 
 class CheckTool(Tool):
@@ -109,8 +110,9 @@ class AgenticProposer(Proposer):
         checks_allowed = 1 + self.max_revisions
         check = CheckTool(self.checker, checks_allowed)  # type: ignore[arg-type]
         try:
-            prepared = await self.backend.prepare(_WORKSPACE_TASK)
-            sandbox = await self.backend.create(_WORKSPACE_TASK, prepared)
+            backend = self.require_backend()
+            prepared = await backend.prepare(_WORKSPACE_TASK)
+            sandbox = await backend.create(_WORKSPACE_TASK, prepared)
         except AESError as exc:
             return Proposal(task=None, kind=self.name, model=self.model, infrastructure_failure=True,
                             error=f"workspace sandbox: {exc.message}", seconds=time.monotonic() - start)

@@ -93,6 +93,18 @@ class Proposer(abc.ABC):
     def model(self) -> str | None:
         return getattr(self.llm, "model", None)
 
+    def require_llm(self) -> LLMBackend:
+        """The LLM backend (``needs_llm`` kinds are never built without one)."""
+        if self.llm is None:
+            raise ConfigError(f"the {self.name} proposer needs an LLM")
+        return self.llm
+
+    def require_backend(self) -> SandboxBackend:
+        """The sandbox backend (``needs_backend`` kinds are never built without one)."""
+        if self.backend is None:
+            raise ConfigError(f"the {self.name} proposer needs a backend")
+        return self.backend
+
     @abc.abstractmethod
     async def propose(self, assignment: Assignment, *, domain: Domain, seed: int) -> Proposal:
         """Build one task for ``assignment`` (an ``autoenvscaling.flywheel.assignments.Assignment``).

@@ -132,7 +132,7 @@ class PromptProposer(Proposer):
 
         for attempt in range(allowed + 1):
             try:
-                response = await self.llm.chat(messages, temperature=self.temperature, max_tokens=self.max_tokens,
+                response = await self.require_llm().chat(messages, temperature=self.temperature, max_tokens=self.max_tokens,
                                                seed=seed * 10 + attempt)
             except LLMRefusal as exc:
                 return done(refused=True, error=exc.message)

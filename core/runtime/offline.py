@@ -255,7 +255,7 @@ def _describe(wheel: Path, versions: dict[str, str]) -> tuple[dict[str, str], di
     """The set's pinned versions of this distribution's dependencies, and its console scripts."""
     with zipfile.ZipFile(wheel) as archive:
         info = next(n.split("/")[0] for n in archive.namelist() if n.split("/")[0].endswith(".dist-info"))
-        dist = metadata.PathDistribution(zipfile.Path(archive, info + "/"))  # type: ignore[arg-type]
+        dist = metadata.PathDistribution(zipfile.Path(archive, info + "/"))
         requires = dist.requires or []
         scripts = {ep.name: ep.value for ep in dist.entry_points if ep.group == "console_scripts"}
     deps: dict[str, str] = {}

@@ -2,11 +2,14 @@
 
 This is Harbor's trial, run by our backends: tests/ is uploaded to /tests only after the agent is
 done, the verifier writes /logs/verifier/reward.txt or reward.json, and the reward is read from that
-file (never from test.sh's exit code). Multi-step tasks run their steps in order in one sandbox, each
+file (never from test.sh's exit code). ``[environment.healthcheck]`` runs once the sandbox is up, before
+any agent: failing it is a trial error. Multi-step tasks run their steps in order in one sandbox, each
 with its own instruction, workdir upload, setup.sh, healthcheck, agent phase and verifier, stopping
-early when a step scores below its ``min_reward``. An attempt that falls short of 1 carries its cause
-(``trial_cause``): a failed solution script's last error, else the verifier output's first real error
-(``find_cause``), so reports say "python: command not found" rather than only "scored 0".
+early when a step scores below its ``min_reward``. The task's ``artifacts`` (and a step's) are
+collected after verification into the result (``artifacts.py``). An attempt that falls short of 1
+carries its cause (``trial_cause``): a failed solution script's last error, else the verifier
+output's first real error (``find_cause``), so reports say "python: command not found" rather than
+only "scored 0".
 """
 
 from __future__ import annotations
@@ -25,7 +28,9 @@ from ..agents.base import Agent, AgentLimits, Trajectory
 from ..errors import AESError
 from ..sandbox.base import PreparedEnvironment, Sandbox, SandboxBackend
 from ..sandbox.isolation import DEFAULT_PATH
-from ..tasks import StepConfig, Task
+from ..tasks import HealthcheckConfig, StepConfig, Task
+from ..tasks.config import artifact_specs
+from .artifacts import Artifact, collect_artifacts
 from .paths import AGENT_LOGS, REWARD_JSON, REWARD_TXT, TESTS_DIR, VERIFIER_LOGS, VERIFIER_RUNTIME
 from .verifier_runtime import RuntimeContext, VerifierRuntime
 from .verifier_view import (INDEX_SCRIPT, ImageIndex, View, dependency_closure, dist_key_of, dist_modules, dist_requires,
@@ -94,6 +99,8 @@ class TrialResult(BaseModel):
     seconds: float = 0.0
     error: str | None = None
     entrypoint_output: str = ""  # the tail of what the image's ENTRYPOINT printed, when it has one
+    # The task's artifacts, collected after verification (a step's under "steps/<name>/"); see artifacts.py.
+    artifacts: list[Artifact] = Field(default_factory=list)
 
     @property
     def reward(self) -> float:
@@ -255,7 +262,8 @@ def missing_solution(task: Task) -> bool:
     """Whether the oracle would have nothing to run on some step (or on the task)."""
     from ..agents.builtin import solution_files
 
-    return any("solve.sh" not in solution_files(task, step) for step in (task.steps or [None]))
+    steps: list[StepConfig | None] = [*task.steps] or [None]
+    return any("solve.sh" not in solution_files(task, step) for step in steps)
 
 
 def trial_cause(result: TrialResult) -> str | None:
@@ -296,11 +304,16 @@ class TrialRunner:
     Verification follows docs/verification.md: agent processes gone, the attempt's changes read by
     the backend, those the task's verifier ``view`` hides put back to the image's state with a
     trusted toolchain, fresh /tests and /logs/verifier, then test.sh with the verifier runtimes that
-    apply (``runtimes``; default: every one registered with ``host``, or with a new plugin host)."""
+    apply (``runtimes``; default: every one registered with ``host``, or with a new plugin host).
+    ``artifacts_limit``: bytes of the task's artifacts one result keeps; 0 (the default) collects
+    none, so rollouts and admission trials do not pack outputs nobody reads. ``run`` may override it
+    per attempt (``autoenvscaling tasks run --artifacts DIR`` does)."""
 
     def __init__(self, backend: SandboxBackend, *, limits: AgentLimits | None = None,
-                 runtimes: Sequence[VerifierRuntime] | None = None, host: "PluginHost | None" = None) -> None:
+                 runtimes: Sequence[VerifierRuntime] | None = None, host: "PluginHost | None" = None,
+                 artifacts_limit: int = 0) -> None:
         self.backend = backend
+        self.artifacts_limit = artifacts_limit
         self.limits = limits or AgentLimits()
         if runtimes is None:
             if host is None:
@@ -312,8 +325,10 @@ class TrialRunner:
         self.runtimes = list(runtimes)
         self._indexes: dict[str, ImageIndex] = {}  # PreparedEnvironment.ref -> what the pristine image resolves
 
-    async def run(self, task: Task, agent: Agent, *, prepared: PreparedEnvironment | None = None) -> TrialResult:
+    async def run(self, task: Task, agent: Agent, *, prepared: PreparedEnvironment | None = None,
+                  artifacts_limit: int | None = None) -> TrialResult:
         start = time.monotonic()
+        limit = self.artifacts_limit if artifacts_limit is None else artifacts_limit
         if agent.name == "oracle" and missing_solution(task):
             # Verifying an attempt that never ran would score 0 and blame the tests: say what is missing.
             return TrialResult(task=task.name, agent=agent.name, status="error", error=NO_SOLUTION)
@@ -326,13 +341,22 @@ class TrialRunner:
             index = await self._index(sandbox, prepared)  # before the agent's first command
             await sandbox.exec(f"mkdir -p {AGENT_LOGS} {VERIFIER_LOGS}", timeout=30)
             attempt = _Attempt(prepared=prepared, index=index)
+            if task.config.environment.healthcheck is not None:
+                await self._healthcheck(sandbox, task.config.environment.healthcheck, "[environment.healthcheck]")
+            artifacts: list[Artifact] = []
+            budget = limit
             if task.steps:
                 rewards: dict[str, float] = {}
                 for step in task.steps:
                     result = await self._run_step(task, agent, sandbox, step, attempt)
                     steps.append(result)
                     rewards[f"{step.name}"] = result.verifier.reward
-                    if step.min_reward is not None and result.verifier.reward < step.min_reward:
+                    specs = artifact_specs([*task.config.artifacts, *step.artifacts])
+                    if specs and limit > 0:  # Harbor collects the task's and the step's after each step
+                        got = await collect_artifacts(sandbox, specs, prefix=f"steps/{step.name}", budget=budget)
+                        budget -= sum(a.size for a in got if a.data is not None)
+                        artifacts += got
+                    if _below(step.min_reward, result.verifier):
                         break
                 for step in task.steps:  # steps not reached score 0
                     rewards.setdefault(step.name, 0.0)
@@ -340,11 +364,14 @@ class TrialRunner:
                 result = await self._run_step(task, agent, sandbox, None, attempt)
                 steps.append(result)
                 rewards = dict(result.verifier.rewards)
-            status = "timeout" if any(s.verifier.timed_out for s in steps) else "ok"
+                if task.config.artifacts and limit > 0:
+                    artifacts = await collect_artifacts(sandbox, artifact_specs(task.config.artifacts), budget=budget)
+            status: Literal["ok", "timeout"] = "timeout" if any(s.verifier.timed_out for s in steps) else "ok"
             errors = [s.verifier.error for s in steps if s.verifier.error]
             return TrialResult(task=task.name, agent=agent.name, status=status, rewards=rewards, steps=steps,
                                seconds=time.monotonic() - start, error=errors[0] if errors else None,
-                               entrypoint_output=sandbox.entrypoint_output()[-ENTRYPOINT_OUTPUT_CHARS:])
+                               entrypoint_output=sandbox.entrypoint_output()[-ENTRYPOINT_OUTPUT_CHARS:],
+                               artifacts=artifacts)
         except AESError as exc:
             return TrialResult(task=task.name, agent=agent.name, status="error", steps=steps,
                                seconds=time.monotonic() - start, error=exc.message)
@@ -375,19 +402,31 @@ class TrialRunner:
                 if "setup.sh" in upload:
                     await sandbox.exec(f"cd {workdir} && bash ./setup.sh", timeout=120)
             if step.healthcheck is not None:
-                await self._healthcheck(sandbox, step)
+                await self._healthcheck(sandbox, step.healthcheck, f"step {step.name}: healthcheck")
         trajectory = await agent.run(task, sandbox, step=step, limits=self.limits)
         verifier = await self.verify(task, sandbox, step, attempt)
         return StepResult(name=step.name if step else "main", trajectory=trajectory, verifier=verifier)
 
-    async def _healthcheck(self, sandbox: Sandbox, step: StepConfig) -> None:
-        hc = step.healthcheck
-        assert hc is not None
-        for _ in range(max(1, hc.retries)):
+    @staticmethod
+    async def _healthcheck(sandbox: Sandbox, hc: HealthcheckConfig, what: str) -> None:
+        """Run ``hc.command`` until it exits 0, as Docker's HEALTHCHECK: failures within
+        ``start_period_sec`` of the first attempt do not count, ``retries`` consecutive ones after it
+        raise (the trial ends as an error, not a score)."""
+        start = time.monotonic()
+        failures = 0
+        while True:
             result = await sandbox.exec(hc.command, timeout=hc.timeout_sec)
             if result.ok:
                 return
-            await asyncio.sleep(hc.interval_sec)
+            starting = time.monotonic() - start < hc.start_period_sec
+            if not starting:
+                failures += 1
+                if failures >= max(1, hc.retries):
+                    said = find_cause(result.tail(OUTPUT_TAIL), last=True) or _clip(result.tail(200).replace("\n", " "))
+                    why = "timed out" if result.timed_out else f"exit {result.exit_code}: {said or 'no output'}"
+                    raise AESError(f"{what} failed {failures} time{'s' if failures > 1 else ''} ({why})",
+                                   hint="the environment never became ready: fix the healthcheck or the service")
+            await asyncio.sleep(hc.start_interval_sec if starting else hc.interval_sec)
 
     async def verify(self, task: Task, sandbox: Sandbox, step: StepConfig | None,
                      attempt: "_Attempt | None" = None) -> VerifierResult:
@@ -507,6 +546,16 @@ class _Attempt(BaseModel):
 
     prepared: PreparedEnvironment | None = None
     index: ImageIndex | None = None
+
+
+def _below(min_reward: float | dict[str, float] | None, verifier: VerifierResult) -> bool:
+    """Whether a step's rewards fall short of its ``min_reward``: a number gates the step's mean
+    reward; a table gates each of its keys (a missing key counts as below)."""
+    if min_reward is None:
+        return False
+    if isinstance(min_reward, dict):
+        return any(verifier.rewards.get(key, -math.inf) < floor for key, floor in min_reward.items())
+    return verifier.reward < min_reward
 
 
 def view_fields(view: View, hidden: dict[str, str], note: str | None) -> dict[str, Any]:

@@ -12,16 +12,15 @@ layer. tests/ and solution/ enter only when the runner uploads them (verificatio
 from __future__ import annotations
 
 import abc
-import io
 import shlex
-import tarfile
 from pathlib import Path, PurePosixPath
-from typing import Any, ClassVar, Literal, Mapping, Sequence
+from typing import ClassVar, Literal, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..archive import make_tar
+from ..archive import extract_tar, first_file, make_tar
 from ..tasks import Task
+from .compose_spec import ComposeSpec
 
 DEFAULT_OUTPUT_LIMIT = 64 * 1024
 
@@ -73,7 +72,8 @@ class SandboxPolicy(BaseModel):
         return min(self.storage_mb or task.config.environment.storage_mb, self.max_storage_mb)
 
     def network_for(self, task: Task) -> bool:
-        return self.network == "task" and bool(task.config.environment.allow_internet)
+        # network_mode "public" (or allow_internet) in every phase; "no-network"/"allowlist" never
+        return self.network == "task" and task.config.wants_internet
 
 
 class Protection(BaseModel):
@@ -124,6 +124,33 @@ class BackendCapabilities(BaseModel):
     max_storage_mb: int = 0
 
 
+class EnvironmentDetails(BaseModel):
+    """What a backend learnt while preparing an environment: what its sandboxes start from, and what
+    the build gate quotes as evidence (the base image mappings, the notes, the build log)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    image: str | None = None  # docker: the image built; bwrap: the FROM image as written
+    entrypoint: list[str] | None = None  # the image's ENTRYPOINT, run before the sandbox's commands
+    # The final stage's external FROM and the local base it became ({"image", "base", "note"}).
+    base_mapping: dict[str, str] | None = None
+    base_mappings: list[dict[str, str]] = Field(default_factory=list)  # docker: every external FROM, sidecars' too
+    notes: list[str] = Field(default_factory=list)  # what the build substituted, or accepted but did not apply
+    build_log: str = ""  # docker: the tail of the build's output
+    compose: ComposeSpec | None = None  # docker: the task's services, with their prepared images
+    # bwrap: the layer stack (directories top first, keys base first), the local base root, and
+    # what the Dockerfile recorded without a layer.
+    lower: list[str] = Field(default_factory=list)
+    layers: list[str] = Field(default_factory=list)
+    base: str | None = None
+    has_bash: bool = True  # the image has /bin/bash (commands run with /bin/sh otherwise)
+    cmd: list[str] | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    exposed: list[str] = Field(default_factory=list)
+    healthcheck: str | None = None
+    recorded: dict[str, list[str]] = Field(default_factory=dict)  # STOPSIGNAL, VOLUME, ... (lower case) as written
+
+
 class PreparedEnvironment(BaseModel):
     """A built environment a backend can start sandboxes from (an image id, a rootfs layer stack)."""
 
@@ -136,7 +163,7 @@ class PreparedEnvironment(BaseModel):
     user: str | None = None
     build_seconds: float = 0.0
     cached: bool = False
-    details: dict[str, Any] = Field(default_factory=dict)
+    details: EnvironmentDetails = Field(default_factory=EnvironmentDetails)
 
 
 class Sandbox(abc.ABC):
@@ -243,8 +270,7 @@ class Sandbox(abc.ABC):
         """Copy a file or directory out of the sandbox into ``local`` (a directory)."""
         data = await self.get_archive(remote)
         Path(local).mkdir(parents=True, exist_ok=True)
-        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-            tar.extractall(local, filter="data")
+        extract_tar(data, local)
 
     async def read_file(self, remote: str, *, limit: int = 1 << 20) -> bytes | None:
         """The bytes of a regular file inside the sandbox, or None if it is missing or not a regular
@@ -253,13 +279,7 @@ class Sandbox(abc.ABC):
             data = await self.get_archive(remote)
         except FileNotFoundError:
             return None
-        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-            for member in tar:
-                if member.isfile() and member.size <= limit:
-                    fh = tar.extractfile(member)
-                    return fh.read() if fh else None
-                return None
-        return None
+        return first_file(data, limit=limit)
 
 
 class SandboxBackend(abc.ABC):

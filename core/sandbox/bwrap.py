@@ -43,10 +43,11 @@ from .base import (
     SandboxPolicy,
     argv_chunks,
 )
-from .dockerfile import build_environment, plan_build
-from .isolation import (DEFAULT_PATH, HOSTNAME, INSTALL_HINT, SANDBOX_UID, TRUSTED_TARGET, UID_RANGE, Identity,
-                        Jail, Service,
-                        cleanup_stale, host_facts, limits_for)
+from .bwrap_build import build_environment, plan_build
+from .isolation import (DEFAULT_PATH, HOSTNAME, INSTALL_HINT, SANDBOX_UID, TRUSTED_TARGET, UID_RANGE, cleanup_stale,
+                        host_facts)
+from .jail import Jail, Service
+from .launcher import Identity, limits_for
 from .rootfs import LayerStore, base_rootfs_built
 
 ARCHIVE_LIMIT = 512 * 1024 * 1024  # get_archive refuses more than this (host memory)
@@ -152,9 +153,9 @@ class BwrapSandbox(Sandbox):
         self.task, self.prepared = task, prepared
         self.workdir = env_cfg.workdir or prepared.workdir
         self.env = {"PATH": DEFAULT_PATH, "HOSTNAME": HOSTNAME, **prepared.env, **env_cfg.env}
-        self.shell = "/bin/bash" if prepared.details.get("has_bash", True) else "/bin/sh"
+        self.shell = "/bin/bash" if prepared.details.has_bash else "/bin/sh"
         # Floors: a tmpfs of size 0 would be unlimited, a memory limit of 0 unusable.
-        self.jail = Jail([Path(p) for p in prepared.details["lower"]], memory_mb=max(policy.memory_for(task), 32),
+        self.jail = Jail([Path(p) for p in prepared.details.lower], memory_mb=max(policy.memory_for(task), 32),
                          pids=max(policy.pids, 8), limits=limits_for(policy), network=policy.network_for(task),
                          storage_mb=max(policy.storage_for(task), 8), devices=_gpu_args(task))
         self._lock = asyncio.Lock()
@@ -173,9 +174,9 @@ class BwrapSandbox(Sandbox):
                 self._finalizer()  # a failed start leaves nothing behind (no __aexit__ follows it)
                 why = out.stderr.decode(errors="replace")[-200:]
                 raise SandboxError(f"cannot create workdir {self.workdir}: {why}")
-        if self.prepared.details.get("entrypoint"):
+        if self.prepared.details.entrypoint:
             try:
-                await self._start_entrypoint(self.prepared.details["entrypoint"])
+                await self._start_entrypoint(self.prepared.details.entrypoint)
             except BaseException:
                 self._finalizer()
                 raise

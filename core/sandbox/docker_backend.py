@@ -34,25 +34,23 @@ import contextlib
 import functools
 import os
 import re
-import shlex
 import socket
 import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
-from typing import Any, Callable, Mapping, Sequence, TypeVar
+from typing import Any, Callable, TypeVar
 
+from ..archive import unpadded_tar
 from ..errors import BuildError, BuildTimeout, MissingPrerequisite, SandboxError
 from ..tasks import Task
-from . import docker_verify
-from .base import (DEFAULT_OUTPUT_LIMIT, BackendCapabilities, ExecResult, FileChange, PreparedEnvironment, Protection,
-                   Sandbox, SandboxBackend, make_tar)
-from .compose import (MAIN, MAIN_IMAGE, BuildSpec, ComposeGroup, ComposeSpec, HostGuard, Service, check_health_conditions,
-                      image_healthcheck, load_compose)
+from .base import BackendCapabilities, EnvironmentDetails, PreparedEnvironment, Protection, Sandbox, SandboxBackend
+from .compose import load_compose
+from .compose_group import ComposeGroup, HostGuard
+from .compose_spec import MAIN, MAIN_IMAGE, BuildSpec, ComposeSpec, Service, check_health_conditions, image_healthcheck
 from .docker_images import BASE_REPO, LABEL, BuildPlan, ImageStore, docker_errors, short_error
-from .docker_shared import EACH_PROCESS, SWEEP, symlink_tar, unpadded_tar
+from .docker_sandbox import LAUNCH, PROBE, DockerSandbox
 from .docker_verify import ScratchContainers
 from .podman import SYSTEM_SOCKET, docker_host
 from .rootfs import resolve_base
@@ -65,35 +63,11 @@ _CAP_BITS = {"CHOWN": 0, "DAC_OVERRIDE": 1, "FOWNER": 3, "FSETID": 4, "KILL": 5,
              "NET_BIND_SERVICE": 10}
 ULIMITS = [("nofile", 1024, 1024), ("nproc", 4096, 4096)]
 CONTROL_TIMEOUT = 120.0  # create/start/inspect/remove: an engine that takes longer is broken
-ARCHIVE_LIMIT = 512 * 1024 * 1024  # get_archive refuses more than this (host memory)
-SWEEP_TIMEOUT = 30.0
-INSPECT_TRIES = 5  # an inspect racing a container's exit is retried this often
-GO_MODE_SYMLINK = 1 << 27  # os.ModeSymlink in the engine's (Go) file-mode bits of an archive stat
 FIX_HINT = (f"start Docker, or serve podman's Docker API: `podman system service --time=0 unix://{SYSTEM_SOCKET} &` "
             f"then `export DOCKER_HOST=unix://{SYSTEM_SOCKET}` (.ci/podman.sh does both)")
 
 READY_TIMEOUT = 30.0  # how long an image's ENTRYPOINT may take to run the container's command
-SETTLE_SECONDS = 0.25  # the ready-time process set is taken once it stays the same this long
 LOG_TAIL = 50  # lines of the container's own output (its entrypoint's) kept on the sandbox
-READY_MARKER = "/dev/.autoenvscaling-ready"
-
-# The init: open a fifo read-write (so reads block forever), unlink it, say it runs, then wait on
-# the fifo. It installs no signal handler, so as pid 1 nothing inside can stop it (pid 1 ignores
-# signals it does not handle); the engine stops it with SIGKILL (stop_signal), so removing the
-# container never waits.
-_INIT = ("f=/dev/.autoenvscaling-init-$$; mkfifo \"$f\" && exec 3<>\"$f\" && rm -f \"$f\" || exit 1; "
-         f": > {READY_MARKER}; while :; do read -r _ <&3; done")
-_LAUNCH = f"if command -v bash >/dev/null 2>&1; then exec bash -c {shlex.quote(_INIT)}; fi; {_INIT}"
-# The processes running now, as "pid:starttime ..." (the sweep, docker_shared.py, spares these).
-_SNAPSHOT = EACH_PROCESS + 'printf "%s:%s " "$p" "${20}"; done'
-# The command wrapper: $1 command, $2 working directory, $3 file to read stdin from ("" = none),
-# $4 the sandbox's own processes ("pid:start ...", "" = none).
-_WRAPPER = (f'spare=$4; cd -- "$2" || exit 1; if command -v bash >/dev/null 2>&1; then s=bash; else s=sh; fi; '
-            f'if [ -n "$3" ]; then "$s" -c "$1" <"$3"; rc=$?; rm -f -- "$3"; else "$s" -c "$1" </dev/null; rc=$?; fi; '
-            f'{SWEEP}; exit $rc')
-_PROBE = ("grep -E '^(CapBnd|NoNewPrivs):' /proc/self/status; "
-          "for f in memory.max memory/memory.limit_in_bytes pids.max pids/pids.max; do "
-          "[ -r /sys/fs/cgroup/$f ] && echo \"$f: $(cat /sys/fs/cgroup/$f)\"; done; true")
 
 
 def connect(timeout: float | None = None) -> Any:
@@ -108,7 +82,7 @@ def connect(timeout: float | None = None) -> Any:
     try:
         # timeout=None: exec streams may stay silent for as long as a command runs; every call is
         # bounded by asyncio timeouts instead.
-        return docker.from_env(timeout=timeout, max_pool_size=64)  # type: ignore[arg-type]
+        return docker.from_env(timeout=timeout, max_pool_size=64)
     except docker.errors.DockerException as exc:
         reason = short_error(exc)
         why = ("no socket there" if "No such file" in reason else
@@ -207,17 +181,15 @@ class DockerBackend(SandboxBackend):
         config = main.config
         image_env = dict(item.split("=", 1) for item in config.get("Env") or [] if "=" in item)
         images = [main, *(others or [])]
-        details: dict[str, Any] = {
-            "image": main.ref, "output_tail": "\n".join(i.log for i in images if i.log)[-4000:],
-            "entrypoint": config.get("Entrypoint") or None,
+        details = EnvironmentDetails(
+            image=main.ref, build_log="\n".join(i.log for i in images if i.log)[-4000:],
+            entrypoint=config.get("Entrypoint") or None,
             # Every external FROM (sidecars' too) and what it became; base_mapping is main's last one,
             # the final stage's base unless that stage starts FROM an earlier one.
-            "base_mappings": [m for image in images for m in image.mappings],
-            "base_mapping": main.mappings[-1] if main.mappings else None,
-            "notes": [n for image in images for n in image.notes] + list(spec.notes if spec else ()),
-        }
-        if spec is not None:
-            details["compose"] = spec.model_dump(mode="json")
+            base_mappings=[m for image in images for m in image.mappings],
+            base_mapping=main.mappings[-1] if main.mappings else None,
+            notes=[n for image in images for n in image.notes] + list(spec.notes if spec else ()),
+            compose=spec)
         workdir = (task.config.environment.workdir or (spec.main.working_dir if spec else None)
                    or config.get("WorkingDir") or "/")
         return PreparedEnvironment(
@@ -300,7 +272,7 @@ class DockerBackend(SandboxBackend):
         """Keyword arguments for ``containers.create``: the sandbox's own container (its command is
         the init, after the image's ENTRYPOINT) with the policy's limits for this task."""
         settings: dict[str, Any] = dict(
-            self.hardening(task), image=prepared.ref, command=["sh", "-c", _LAUNCH], user="0",
+            self.hardening(task), image=prepared.ref, command=["sh", "-c", LAUNCH], user="0",
             working_dir=prepared.workdir, environment=dict(task.config.environment.env),
             network_mode="bridge" if self.policy.network_for(task) else "none", read_only=False,
             name=f"aes-{re.sub(r'[^a-zA-Z0-9_.-]', '-', task.name)[:40]}-{uuid.uuid4().hex[:10]}",
@@ -464,7 +436,7 @@ class DockerBackend(SandboxBackend):
         settings = self.container_settings(task, PreparedEnvironment(backend=self.name, ref=image))
         container_id = self.create_container(settings)
         try:
-            created = self.client.api.exec_create(container_id, ["sh", "-c", _PROBE], user="0")
+            created = self.client.api.exec_create(container_id, ["sh", "-c", PROBE], user="0")
             probe = self.client.api.exec_start(created["Id"]).decode("utf-8", errors="replace")
             self.observe(container_id, probe, self.policy.network_for(task))
         finally:
@@ -509,303 +481,6 @@ class DockerBackend(SandboxBackend):
 
 
 
-class DockerSandbox(Sandbox):
-    """One attempt: a container (and, for a compose task, its sidecars and network) that lives from
-    ``start`` to ``close``."""
-
-    def __init__(self, backend: DockerBackend, task: Task, prepared: PreparedEnvironment) -> None:
-        self.backend = backend
-        self.task = task
-        self.prepared = prepared
-        self.workdir = prepared.workdir
-        self.container_id: str | None = None
-        self.group: ComposeGroup | None = None
-        self.spare = ""  # the sandbox's own processes ("pid:start ..."), which sweeps leave alone
-        self.entrypoint_log = ""  # the tail of what the image's ENTRYPOINT printed while starting
-        self.notes: list[str] = []
-        self._ready = False
-        self._closed = False
-        # One command at a time (the wrapper's sweep kills everything else); docker_verify.py holds it
-        # while it puts files back and sweeps.
-        self.exec_lock = asyncio.Lock()
-        self._start_lock = asyncio.Lock()
-
-    async def start(self) -> None:
-        if self._ready:
-            return
-        async with self._start_lock:
-            if self._ready:
-                return
-            if self._closed:
-                raise SandboxError("this sandbox was closed; create a new one")
-            compose = self.prepared.details.get("compose")
-            try:
-                if compose:
-                    self.group = ComposeGroup(self.backend, self.task, ComposeSpec.model_validate(compose))
-                    await self.group.up(self._start_main)
-                else:
-                    await self._start_main({}, [])
-            except BaseException:
-                await asyncio.shield(self._teardown())  # nothing of a failed start stays behind
-                raise
-            self._ready = True
-        if not self.backend._observed.get("capabilities dropped"):
-            probe = await self.exec(_PROBE, timeout=30, user="0")
-            if not probe.ok:
-                raise SandboxError(f"the container does not run commands: {probe.tail(200) or probe.exit_code}")
-            await self.backend.call(self.backend.observe, self.container_id, probe.stdout,
-                                    self.backend.policy.network_for(self.task), what="inspect container")
-
-    async def _start_main(self, extra: dict[str, Any], files: list[tuple[str, bytes]]) -> str:
-        """Create and start the sandbox's own container (with a compose group's network settings in
-        ``extra``) and wait until its ENTRYPOINT has run the init."""
-        settings = self.backend.container_settings(self.task, self.prepared)
-        if extra:
-            environment = {**extra.pop("environment", {}), **settings["environment"]}  # the task's env wins
-            settings.pop("network_mode")
-            settings.update(extra, environment=environment)
-        self.container_id = await self.backend.call(self.backend.create_container, settings, files,
-                                                    what="start container")
-        await self._await_ready()
-        return self.container_id
-
-    async def _await_ready(self) -> None:
-        """With an ENTRYPOINT: wait for the init's marker (the entrypoint ran ``exec "$@"``), then
-        take the processes alive once they settle as the sandbox's own. The entrypoint exiting is
-        an error quoting its last line; one that never runs its arguments is waited for
-        ``backend.ready_timeout``, then accepted as it is (Docker runs such images too)."""
-        if not self.prepared.details.get("entrypoint"):
-            return
-        deadline = time.monotonic() + self.backend.ready_timeout
-        probe = f"[ -e {READY_MARKER} ] || {{ echo waiting; exit 0; }}; {_SNAPSHOT}"
-        previous = ""
-        settle_until = 0.0
-        while True:
-            await self._check_alive()
-            out = await self._raw(probe if time.monotonic() < deadline else _SNAPSHOT)
-            if out.startswith("waiting"):
-                await asyncio.sleep(0.1)
-                continue
-            if time.monotonic() >= deadline and not previous:
-                self.notes.append(f"the image's ENTRYPOINT did not run the container's command within "
-                                  f"{self.backend.ready_timeout:g}s: its processes are kept, the init does not run")
-            settle_until = settle_until or time.monotonic() + 8 * SETTLE_SECONDS
-            if out == previous or time.monotonic() > settle_until:
-                break
-            previous = out
-            await asyncio.sleep(SETTLE_SECONDS)
-        self.spare = " ".join(entry for entry in out.split() if not entry.startswith("1:"))
-        self.entrypoint_log = await self.backend.call(self.backend.logs_tail, self.container_id, what="container logs")
-
-    async def _raw(self, script: str) -> str:
-        """Run a root shell script in the container without the wrapper (no sweep) and return its output."""
-        api = self.backend.client.api
-        try:
-            created = await self.backend.call(api.exec_create, self.container_id, ["sh", "-c", script], user="0",
-                                              what="exec")
-            data = await self.backend.call(api.exec_start, created["Id"], what="exec")
-        except SandboxError:
-            await self._check_alive()  # a container that stopped meanwhile says why
-            raise
-        return data.decode("utf-8", errors="replace").strip()
-
-    async def _check_alive(self) -> None:
-        """Raise, quoting the container's last output line, when it is no longer running."""
-        for attempt in range(INSPECT_TRIES):
-            try:
-                info = await self.backend.call(self.backend.client.api.inspect_container, self.container_id,
-                                               what="inspect container")
-                break
-            except SandboxError:
-                # podman's inspect can fail while the container's last process exits ("read
-                # /proc/<pid>/cgroup: no such process"): a moment later it reports the exit.
-                if attempt == INSPECT_TRIES - 1:
-                    raise
-                await asyncio.sleep(0.2)
-        state = info.get("State") or {}
-        if state.get("Running"):
-            return
-        self.entrypoint_log = await self.backend.call(self.backend.logs_tail, self.container_id, what="container logs")
-        lines = [line for line in self.entrypoint_log.splitlines() if line.strip()]
-        last = lines[-1].strip()[:200] if lines else "no output"
-        if not self._ready:
-            raise SandboxError(f"the image's ENTRYPOINT exited with code {state.get('ExitCode')} at start: {last}",
-                               hint='an ENTRYPOINT that starts services must end with exec "$@" '
-                                    '(the container\'s command keeps the sandbox running)')
-        raise SandboxError(f"the sandbox's container stopped (exit code {state.get('ExitCode')}); "
-                           f"its last output: {last}", hint="the container's log is in sandbox.entrypoint_log")
-
-    def entrypoint_output(self) -> str:
-        return self.entrypoint_log
-
-    async def exec(self, command: str, *, timeout: float = 60.0, env: Mapping[str, str] | None = None,
-                   cwd: str | None = None, user: str | None = None, stdin: bytes | None = None,
-                   output_limit: int = DEFAULT_OUTPUT_LIMIT) -> ExecResult:
-        await self.start()
-        async with self.exec_lock:
-            stdin_path = ""
-            if stdin is not None:
-                name = f".autoenvscaling-stdin-{uuid.uuid4().hex}"
-                await self._put_locked("/tmp", make_tar({name: (stdin, False)}))
-                stdin_path = f"/tmp/{name}"
-            user = user or self.prepared.user or "0"
-            result = await self._run(command, timeout=timeout, env=env, cwd=cwd or self.workdir, user=user,
-                                     stdin_path=stdin_path, limit=output_limit)
-            if stdin_path and user not in ("0", "root"):  # /tmp is sticky: only root can remove it
-                await self._run(f"rm -f -- {stdin_path}", timeout=30, env=None, cwd="/", user="0", stdin_path="",
-                                limit=1024)
-            return result
-
-    async def _run(self, command: str, *, timeout: float, env: Mapping[str, str] | None, cwd: str, user: str,
-                   stdin_path: str, limit: int) -> ExecResult:
-        """Run one command under the wrapper (lock held). Output is captured by a pool thread into a
-        shared buffer, so a timeout still returns what was printed before it."""
-        api = self.backend.client.api
-        start = time.monotonic()
-        try:
-            created = await self.backend.call(
-                api.exec_create, self.container_id,
-                ["sh", "-c", _WRAPPER, "autoenvscaling", command, cwd, stdin_path, self.spare],
-                environment=dict(env or {}), user=user, what="exec")
-        except SandboxError:
-            await self._check_alive()
-            raise
-        exec_id = created["Id"]
-        capture = _Capture(limit)
-        loop = asyncio.get_running_loop()
-        reader = loop.run_in_executor(self.backend._pool, capture.drain, api, exec_id)
-        timed_out = False
-        try:
-            await asyncio.wait_for(asyncio.shield(reader), timeout)
-        except asyncio.TimeoutError:
-            timed_out = True
-            await self._sweep()
-            # The stream ends once the sweep is done; if the engine keeps it open (or breaks it), the
-            # output captured so far is what we return.
-            with contextlib.suppress(asyncio.TimeoutError, docker_errors().DockerException):
-                await asyncio.wait_for(reader, SWEEP_TIMEOUT)
-        except docker_errors().DockerException as exc:
-            raise SandboxError(f"exec failed: {short_error(exc)}") from exc
-        except asyncio.CancelledError:
-            # The caller gave up: the command must not outlive this call (nor collide with the next).
-            await asyncio.shield(self._sweep())
-            raise
-        exit_code: int | None = None
-        if not timed_out:
-            exit_code = await self._exit_code(exec_id)
-        return ExecResult(command=command, exit_code=exit_code, stdout=capture.text(capture.stdout),
-                          stderr=capture.text(capture.stderr), seconds=time.monotonic() - start,
-                          timed_out=timed_out, truncated=capture.truncated)
-
-    async def _exit_code(self, exec_id: str) -> int | None:
-        api = self.backend.client.api
-        for _ in range(50):  # the engine may record the exit a moment after the stream ends
-            info = await self.backend.call(api.exec_inspect, exec_id, what="exec inspect")
-            if not info.get("Running"):
-                return info.get("ExitCode")
-            await asyncio.sleep(0.02)
-        return None
-
-    async def _sweep(self) -> None:
-        """Kill every process but pid 1 and the sandbox's own, as root, from a separate exec (after a
-        timeout)."""
-        api = self.backend.client.api
-        created = await self.backend.call(api.exec_create, self.container_id,
-                                          ["sh", "-c", f"spare=$1; {SWEEP}", "sweep", self.spare], user="0",
-                                          what="sweep")
-        await self.backend.call(api.exec_start, created["Id"], timeout=SWEEP_TIMEOUT, what="sweep")
-
-    async def put_archive(self, remote_dir: str, data: bytes) -> None:
-        await self.start()
-        async with self.exec_lock:
-            await self._put_locked(remote_dir, data)
-
-    async def _put_locked(self, remote_dir: str, data: bytes) -> None:
-        api = self.backend.client.api
-        not_found = docker_errors().NotFound
-
-        def put() -> bool | None:
-            try:
-                return bool(api.put_archive(self.container_id, remote_dir, unpadded_tar(data)))
-            except not_found:
-                return None
-
-        what = f"upload to {remote_dir}"
-        ok = await self.backend.call(put, what=what)
-        if ok is None:  # Docker wants the directory to exist (podman creates it): make it, once
-            made = await self._run(f"mkdir -p -- {shlex.quote(remote_dir)}", timeout=60, env=None, cwd="/", user="0",
-                                   stdin_path="", limit=4096)
-            if not made.ok:
-                raise SandboxError(f"cannot create {remote_dir} in the sandbox: {made.tail(200)}")
-            ok = await self.backend.call(put, what=what)
-        if not ok:
-            raise SandboxError(f"the engine refused the upload to {remote_dir}")
-
-    async def get_archive(self, remote_path: str) -> bytes:
-        """The archive endpoint follows a final symlink (podman does, inside the container's root); we
-        answer with the link itself instead, as ``tar -c`` would, so a planted link is never read
-        through. The stat header tells, before the body is read."""
-        await self.start()
-        api = self.backend.client.api
-        from docker.utils import decode_json_header
-
-        def fetch() -> bytes | None:
-            # The SDK's get_archive hides the response; we need its header before reading the body.
-            res = api._get(api._url("/containers/{0}/archive", self.container_id), params={"path": remote_path},
-                           stream=True)
-            try:
-                if res.status_code == 404:
-                    return None
-                api._raise_for_status(res)
-                stat = decode_json_header(res.headers.get("X-Docker-Container-Path-Stat") or "e30=")  # "{}"
-                if int(stat.get("mode") or 0) & GO_MODE_SYMLINK:
-                    return symlink_tar(PurePosixPath(remote_path).name, str(stat.get("linkTarget") or ""))
-                out = bytearray()
-                for chunk in res.iter_content(1 << 16, False):
-                    out += chunk
-                    if len(out) > ARCHIVE_LIMIT:
-                        raise SandboxError(f"{remote_path} is larger than {ARCHIVE_LIMIT >> 20} MiB")
-                return bytes(out)
-            finally:
-                res.close()
-
-        data = await self.backend.call(fetch, what=f"download {remote_path}", timeout=None)
-        if data is None:
-            raise FileNotFoundError(remote_path)
-        return data
-
-    # -- verification (docs/verification.md): through the engine alone, see docker_verify.py ------
-    verifier_view = True
-
-    async def end_agent_processes(self) -> bool:
-        await self.start()
-        return await docker_verify.end_agent_processes(self)
-
-    async def changes(self) -> list[FileChange]:
-        await self.start()
-        return await docker_verify.changes(self)
-
-    async def restore(self, paths: Sequence[str]) -> None:
-        await self.start()
-        await docker_verify.restore(self, paths)
-
-    async def close(self) -> None:
-        self._closed = True
-        await self._teardown()
-
-    async def _teardown(self) -> None:
-        """Remove the container, then the compose group's sidecars, volumes and network."""
-        self._ready = False
-        container_id, self.container_id = self.container_id, None
-        group, self.group = self.group, None
-        try:
-            if container_id is not None:
-                await self.backend.call(self.backend.remove_container, container_id, what="remove container")
-        finally:
-            if group is not None:
-                await group.down()
-
-
 @dataclass
 class _Image:
     """One service's image as prepared: its ref and id, config, build log and base mappings."""
@@ -831,30 +506,6 @@ class _Budget:
 
     def spend(self, seconds: float) -> None:
         self.spent += seconds
-
-
-class _Capture:
-    """Reads an exec's demultiplexed stream, keeping at most ``limit`` bytes of stdout+stderr."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.stdout = bytearray()
-        self.stderr = bytearray()
-        self.truncated = False
-
-    def drain(self, api: Any, exec_id: str) -> None:
-        for out, err in api.exec_start(exec_id, stream=True, demux=True):
-            for buf, chunk in ((self.stdout, out), (self.stderr, err)):
-                if chunk:
-                    room = self.limit - len(self.stdout) - len(self.stderr)
-                    if len(chunk) > room:
-                        self.truncated = True
-                    if room > 0:
-                        buf += chunk[:room]
-
-    @staticmethod
-    def text(data: bytearray) -> str:
-        return bytes(data).decode("utf-8", errors="replace")
 
 
 def _alive(pid: int) -> bool:

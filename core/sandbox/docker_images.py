@@ -33,12 +33,12 @@ import io
 import json
 import os
 import re
-import tarfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Mapping
 
+from ..archive import make_tar, tree_tar
 from ..errors import BuildError, SandboxError
 from .buildnet import CA_TARGET, CA_VARIABLES, PROXY_VARIABLES, host_build_network
 from .dockerfile import parse_dockerfile, words
@@ -218,7 +218,6 @@ class ImageStore:
         settings = {k: v for k, v in args.items() if k not in _TRANSPORT}
         if target:
             settings[" target"] = target  # the space keeps it apart from any build arg
-        from .base import make_tar
 
         return BuildPlan(tag=env_tag(context, rendered.bases, settings), context=make_tar(context),
                          dockerfile=dockerfile, buildargs=args, target=target,
@@ -358,44 +357,6 @@ class _Locked:
             self.file.__exit__(*exc)
         finally:
             self.lock.release()
-
-
-class _Sink(io.RawIOBase):
-    """A write-only file that hands out what was written so far (for streaming a tar)."""
-
-    def __init__(self) -> None:
-        self.chunks: list[bytes] = []
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, data: Any) -> int:
-        self.chunks.append(bytes(data))
-        return len(data)
-
-    def take(self) -> bytes:
-        data, self.chunks = b"".join(self.chunks), []
-        return data
-
-
-def tree_tar(root: Path) -> Iterator[bytes]:
-    """Stream a directory tree as a tar (owners, modes, links and device nodes kept), so a 180 MB
-    root filesystem is imported without a temporary file or holding it in memory."""
-    sink = _Sink()
-    with tarfile.open(fileobj=sink, mode="w|", format=tarfile.PAX_FORMAT) as tar:
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames.sort()
-            rel = Path(dirpath).relative_to(root)
-            if rel != Path("."):
-                tar.add(dirpath, arcname=str(rel), recursive=False)
-            # os.walk does not descend into symlinked directories; they are entries of their own.
-            links = [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
-            for name in sorted(filenames) + links:
-                tar.add(os.path.join(dirpath, name), arcname=str(rel / name), recursive=False)
-                if chunk := sink.take():
-                    yield chunk
-    if chunk := sink.take():
-        yield chunk
 
 
 def _last_json(reply: Any) -> dict[str, Any]:

@@ -1,14 +1,12 @@
-"""What the docker backend (docker_backend.py) and its verification (docker_verify.py) share: the
-shell that sweeps agent processes, and tars as the engine's archive endpoint takes and gives them.
+"""What the docker backend (docker_backend.py, docker_sandbox.py) and its verification (docker_verify.py) share: the
+shell that sweeps agent processes (the tars the engine's archive endpoint takes and gives are built
+and read in ``archive.py``).
 
 Both run these through the engine alone (exec, put_archive), never through a program inside the
 container that the agent could have replaced, except the image's own /bin/sh after it is put back.
 """
 
 from __future__ import annotations
-
-import io
-import tarfile
 
 # Each process as "pid:starttime" (field 22 of /proc/PID/stat; the name before it may hold spaces),
 # skipping the listing shell itself. Builtins only: a forked helper would list itself.
@@ -33,30 +31,3 @@ SWEEP = ('if [ -z "$spare" ]; then i=0; while [ $i -lt 1000 ] && kill -9 -1 2>/d
          'for e in $all; do ' + _SPLIT + 'case "$own" in *" $p "*) continue;; esac; '
          'kill -9 "$p" 2>/dev/null && n=$((n+1)); done; [ $n = 0 ] && break; i=$((i+1)); done; fi')
 
-
-def unpadded_tar(data: bytes) -> bytes:
-    """``data`` cut after its two end-of-archive blocks. A writer pads a tar to a whole record (10 KiB
-    for Python's tarfile); podman's archive endpoint stops reading at the end blocks and can fail the
-    upload with "broken pipe" while the padding is still being sent (containers/buildah#6573). Not a
-    tar, or anything but zeros after the end: returned unchanged, for the engine to judge."""
-    try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
-            for _ in tar:
-                pass
-            end = tar.offset + 2 * tarfile.BLOCKSIZE
-    except tarfile.TarError:
-        return data
-    if end >= len(data) or data[tar.offset:].count(0) != len(data) - tar.offset:
-        return data
-    return data[:end]
-
-
-def symlink_tar(name: str, target: str) -> bytes:
-    """A tar holding one symlink ``name`` -> ``target``: what the archive endpoint, which follows a
-    final symlink, would have given for the link itself."""
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        info = tarfile.TarInfo(name or "link")
-        info.type, info.linkname, info.mode = tarfile.SYMTYPE, target, 0o777
-        tar.addfile(info)
-    return buf.getvalue()

@@ -18,13 +18,15 @@ import socket
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Sequence
 
+from ..archive import make_tar, symlink_tar, unpadded_tar
 from ..errors import SandboxError
-from .base import FileChange, argv_chunks, make_tar
+from .base import FileChange, argv_chunks
 from .docker_images import LABEL
-from .docker_shared import SWEEP, symlink_tar, unpadded_tar
+from .docker_shared import SWEEP
 
 if TYPE_CHECKING:
-    from .docker_backend import DockerBackend, DockerSandbox
+    from .docker_backend import DockerBackend
+    from .docker_sandbox import DockerSandbox
 
 _KINDS = {0: "modified", 1: "added", 2: "deleted"}
 # Go's os.FileMode type bits, as the engine's archive stat reports them.
@@ -90,7 +92,7 @@ async def changes(sandbox: "DockerSandbox") -> list[FileChange]:
     typed = [path for path, kind in entries
              if kind == "modified" or (kind == "added" and workdir.startswith(path.rstrip("/") + "/"))]
     stats = await asyncio.gather(*(stat(backend, cid, path) for path in typed
-                                   for cid in (sandbox.container_id, scratch)))
+                                   for cid in (sandbox.container, scratch)))
     types = {path: (stats[2 * i], stats[2 * i + 1]) for i, path in enumerate(typed)}
     # The diff lists an added directory's entries too: an added path with an entry below it is a
     # directory (the outputs view keeps an added directory on the way to a declared output).
@@ -114,7 +116,7 @@ async def restore(sandbox: "DockerSandbox", paths: Sequence[str]) -> None:
     present = [(path, info) for path, info in zip(ordered, infos) if info is not None]
     absent = [path for path, info in zip(ordered, infos) if info is None]
     async with sandbox.exec_lock:
-        planted = await asyncio.gather(*(stat(backend, sandbox.container_id, path) for path in absent))
+        planted = await asyncio.gather(*(stat(backend, sandbox.container, path) for path in absent))
         for path, now in zip(absent, planted):  # harmless before anything runs: an empty file where one was
             if now is not None and not _mode(now) & _GO_DIR:
                 await _put(sandbox, str(PurePosixPath(path).parent), make_tar({PurePosixPath(path).name: (b"", False)}))

@@ -25,8 +25,15 @@ class TaskFormat(abc.ABC):
         return False
 
     def read(self, path: Path) -> Iterator[Task]:
-        """Tasks stored at ``path``. Raise TaskFormatError for what cannot be read."""
-        raise NotImplementedError(f"{self.name} cannot be imported")
+        """Tasks stored at ``path``. Raise TaskFormatError for what cannot be read. A format
+        implements ``read`` or ``scan``: by default ``read`` yields what ``scan`` does and raises its
+        first error."""
+        if type(self).scan is TaskFormat.scan:
+            raise NotImplementedError(f"{self.name} cannot be imported")
+        for item in self.scan(path):
+            if isinstance(item, TaskFormatError):
+                raise item
+            yield item
 
     def write(self, tasks: Iterable[Task], dest: Path) -> Path:
         """Write ``tasks`` to ``dest``; return what was written."""

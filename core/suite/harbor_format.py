@@ -62,12 +62,6 @@ class HarborFormat(TaskFormat):
                 return None
         return len(task_folders(path))
 
-    def read(self, path: Path) -> Iterator[Task]:
-        for item in self.scan(path):
-            if isinstance(item, TaskFormatError):
-                raise item
-            yield item
-
     def scan(self, path: Path) -> Iterator[Task | TaskFormatError]:
         path = Path(path)
         if not path.is_dir():
@@ -208,7 +202,11 @@ def harbor_digest(task: Task) -> str:
     if task.instruction is not None:
         contents["instruction.md"] = task.instruction.encode()
     contents.update((path, f.data) for path, f in task.files.items())
-    return _harbor_hash(task.name, {path: (lambda data=data: data) for path, data in contents.items()})
+    return _harbor_hash(task.name, {path: _reader(data) for path, data in contents.items()})
+
+
+def _reader(data: bytes) -> Callable[[], bytes]:
+    return lambda: data
 
 
 def harbor_dir_digest(folder: Path) -> str:

@@ -140,12 +140,6 @@ class JsonlFormat(TaskFormat):
         with open(path, "rb") as fh:
             return sum(1 for line in fh if line.strip())
 
-    def read(self, path: Path) -> Iterator[Task]:
-        for item in self.scan(path):
-            if isinstance(item, TaskFormatError):
-                raise item
-            yield item
-
     def scan(self, path: Path) -> Iterator[Task | TaskFormatError]:
         path = Path(path)
         try:
@@ -193,12 +187,6 @@ class ParquetFormat(TaskFormat):
             return pq.ParquetFile(path).metadata.num_rows
         except Exception:  # pyarrow raises ArrowInvalid/OSError for a bad file; scan() reports it
             return None
-
-    def read(self, path: Path) -> Iterator[Task]:
-        for item in self.scan(path):
-            if isinstance(item, TaskFormatError):
-                raise item
-            yield item
 
     def scan(self, path: Path) -> Iterator[Task | TaskFormatError]:
         pa, pq = _pyarrow()

@@ -8,18 +8,16 @@ the changed keys are rewritten, keeping comments and unknown keys.
 
 from __future__ import annotations
 
-import io
 import os
 import shutil
 import stat
-import tarfile
 import tempfile
 import tomllib
 import uuid
 from pathlib import Path
 from typing import Any
 
-from ..archive import make_tar
+from ..archive import extract_tar, make_tar
 from ..errors import TaskFormatError
 from .config import TaskConfig
 from .task import Task
@@ -217,6 +215,5 @@ def task_to_blob(task: Task) -> bytes:
 def task_from_blob(blob: bytes) -> Task:
     """The task ``task_to_blob`` packed."""
     with tempfile.TemporaryDirectory(prefix="aes-task-blob-") as tmp:
-        with tarfile.open(fileobj=io.BytesIO(blob)) as tar:
-            tar.extractall(tmp, filter="data")
+        extract_tar(blob, tmp)
         return read_task(tmp)

@@ -42,5 +42,5 @@ def requirements_of(task: Task) -> TaskRequirements:
         tools |= set((step.agent.tools if step.agent else None) or [])
     return TaskRequirements(gpus=max(0, env.gpus), gpu_types=tuple(env.gpu_types or ()),
                             gpu_optional=env.gpu_optional, compose=compose_file(task),
-                            browser=env.browser or BROWSER_TOOL in tools, internet=env.allow_internet,
+                            browser=env.browser or BROWSER_TOOL in tools, internet=task.config.wants_internet,
                             memory_mb=env.memory_mb, storage_mb=env.storage_mb)

@@ -9,7 +9,7 @@ environment's build, not in the task.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
@@ -62,7 +62,7 @@ class Task(BaseModel):
         name: str,
         config: TaskConfig | dict[str, Any],
         instruction: str | None,
-        files: dict[str, bytes | str | TaskFile],
+        files: Mapping[str, bytes | str | TaskFile],
         *,
         config_text: str | None = None,
         source: str | None = None,

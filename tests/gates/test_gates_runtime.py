@@ -96,7 +96,7 @@ def test_build_gate_timeout_and_evidence(defects, bwrap_backend):
     result = asyncio.run(BuildGate().check(good, ctx))
     assert result.status == "pass"
     values = result.evidence[0].values
-    assert {"build_seconds", "cached", "ref", "base_mapping"} <= set(values) and "prepared" in ctx.scratch
+    assert {"build_seconds", "cached", "ref", "base_mapping"} <= set(values) and ctx.prepared is not None
     assert values["base_mapping"]["base"] in ("debian-bookworm", "debian-trixie")  # the FROM it was built from
     broken = good.with_files({"environment/Dockerfile": "FROM debian:bookworm-slim\nRUN echo building; ls /nonexistent-x\n"})
     result = asyncio.run(BuildGate().check(broken, GateContext(backend=bwrap_backend, runner=None, settings=GateSettings())))

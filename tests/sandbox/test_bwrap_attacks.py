@@ -54,7 +54,7 @@ def test_host_secrets_are_unreadable(in_sandbox, tmp_path):
 def test_writes_stay_inside_the_attempt(in_sandbox, basic_env):
     name = f"pwned-{secrets.token_hex(6)}"
     targets = [f"/etc/{name}", f"/usr/bin/{name}", f"/{name}", f"/tmp/{name}", f"/root/{name}"]
-    lowers = [Path(p) for p in basic_env.details["lower"]]
+    lowers = [Path(p) for p in basic_env.details.lower]
     before = {p: sorted(os.listdir(p / "etc")) for p in lowers if (p / "etc").is_dir()}
     seen: dict[str, str] = {}
 

@@ -76,7 +76,7 @@ CMD ["tool"]
     assert lines[2:4] == ["700", "denied"]
     assert lines[4:] == ["notes", "notes", "from archive", "welcome to /opt/app", "hello from heredoc",
                          "exec-form", "bash", "worker", "hello", "/opt/app|unset", "worker"]
-    assert prepared.user == "worker" and prepared.details["cmd"] == ["tool"]
+    assert prepared.user == "worker" and prepared.details.cmd == ["tool"]
     assert prepared.env["APP_HOME"] == "/opt/app" and "GREETING" not in prepared.env  # ARG is build-only
 
 
@@ -107,7 +107,7 @@ def test_layer_cache_hits_and_shared_prefixes(backend):
     assert hit_seconds < 0.5
     assert not changed.cached and changed.ref != first.ref
     # Only the COPY layer differs: the RUN layer (and everything under it) is shared.
-    assert changed.details["layers"][:-1] == first.details["layers"][:-1]
+    assert changed.details.layers[:-1] == first.details.layers[:-1]
     assert changed.build_seconds < first.build_seconds  # the 1 s RUN was not repeated
 
 

@@ -47,7 +47,7 @@ def test_files_keep_other_owners_and_user_restricts_access(backend):
                                           user="root")
     assert root_view.stdout.split() == ["0:4", "0:4321", "top"]
     # On the host every id is shifted into the unprivileged range.
-    layer = next(p for p in map(__import__("pathlib").Path, prepared.details["lower"]) if (p / "srv/crew").exists())
+    layer = next(p for p in map(__import__("pathlib").Path, prepared.details.lower) if (p / "srv/crew").exists())
     st = os.stat(layer / "srv/crew")
     assert (st.st_uid, st.st_gid) == (SANDBOX_UID, SANDBOX_UID + 4321)
 
@@ -78,7 +78,7 @@ def test_build_steps_reach_the_registries_without_baking_in_the_ca(backend):
                        "ls /dev/.autoenvscaling-build 2>/dev/null || echo no-ca-dir")
     assert probe.stdout.split() == ["reached", "unset", "unset", "no-ca-dir"], probe.tail()
     assert "SSL_CERT_FILE" not in prepared.env
-    for layer in prepared.details["lower"]:  # nothing of the CA landed in any layer
+    for layer in prepared.details.lower:  # nothing of the CA landed in any layer
         assert not os.path.exists(os.path.join(layer, "dev/.autoenvscaling-build"))
 
 

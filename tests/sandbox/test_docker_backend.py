@@ -312,7 +312,7 @@ def test_dockerfile_builds_and_is_cached(docker_backend):
 
     first, again, seen, other = asyncio.run(go())
     for env in (first, other):
-        docker_backend.client.images.remove(env.details["image"])
+        docker_backend.client.images.remove(env.details.image)
     assert seen.stdout.split() == ["/srv/app", "built", "[x]", "key=1", "built", "from-stage"]
     assert first.workdir == "/srv/app" and first.env["MODE"] == "built"
     assert not first.cached and again.cached and again.ref == first.ref and again.build_seconds < 2
@@ -353,8 +353,8 @@ def test_build_steps_reach_pypi_and_bake_in_nothing(docker_backend):
             client.api.remove_container(layers, force=True)
         config_env = client.api.inspect_image(prepared.ref)["Config"]["Env"]
     finally:
-        client.images.remove(prepared.details["image"])
-    assert f"ca-mounted={CA_TARGET} pip={CA_TARGET}" in prepared.details["output_tail"]
+        client.images.remove(prepared.details.image)
+    assert f"ca-mounted={CA_TARGET} pip={CA_TARGET}" in prepared.details.build_log
     assert seen.stdout.split() == ["six", "Dockerfile", "nonce", "0"], seen  # no bundle, no .dockerignore we added
     assert not [name for name in dev if "autoenvscaling" in name]
     assert not [item for item in config_env if item.split("=")[0] in (*CA_VARIABLES, "PIP_INDEX_URL")]
@@ -416,8 +416,8 @@ def test_docker_image_and_unmapped_images(docker_backend):
     env, local_env, py = asyncio.run(go())
     assert py.stdout.startswith("42 (3, 11)\n") and "pip" in py.stdout  # what python:3.11 images offer
     assert env.ref == local_env.ref  # python:3.11-* maps to the local Python 3.11 base the engine now has
-    assert env.details["base_mapping"] == {"image": "python:3.11-slim", "base": "python-3.11-bookworm", "note": ""}
-    assert local_env.details["base_mapping"]["note"] == "the engine's own image, used as is"
+    assert env.details.base_mapping == {"image": "python:3.11-slim", "base": "python-3.11-bookworm", "note": ""}
+    assert local_env.details.base_mapping["note"] == "the engine's own image, used as is"
     assert env.env["PYTHON_VERSION"] == "3.11" and env.env["LANG"] == "C.UTF-8"  # the recipe's ENV
     with pytest.raises(BuildError, match="cannot be pulled"):
         asyncio.run(docker_backend.prepare(unknown))
@@ -430,10 +430,10 @@ def test_base_mapping_and_recipe_stamp(docker_backend, docker_basic_env):
 
     from autoenvscaling.sandbox.rootfs import BASES
 
-    mapping = docker_basic_env.details["base_mapping"]
+    mapping = docker_basic_env.details.base_mapping
     assert mapping["image"] == "ubuntu:24.04" and mapping["base"] == "ubuntu-on-trixie"
     assert "stand-in" in mapping["note"]  # not faithful, and says so
-    assert docker_basic_env.details["base_mappings"] == [mapping]
+    assert docker_basic_env.details.base_mappings == [mapping]
     labels = docker_backend.client.api.inspect_image(f"autoenvscaling/base:{mapping['base']}")["Config"]["Labels"]
     assert labels["autoenvscaling.rootfs"] == hashlib.sha256(BASES[mapping["base"]].recipe().encode()).hexdigest()[:16]
 
@@ -476,7 +476,7 @@ def test_base_image_is_shared_across_cache_directories(docker_backend, docker_ba
     root filesystem is built there and nothing is re-imported."""
     from autoenvscaling.sandbox.docker_images import ImageStore
 
-    base = docker_basic_env.details["base_mapping"]["base"]
+    base = docker_basic_env.details.base_mapping["base"]
     before = docker_backend.client.api.inspect_image(f"autoenvscaling/base:{base}")["Id"]
     store = ImageStore(lambda: docker_backend.client, tmp_path)
     start = time.monotonic()
@@ -505,7 +505,7 @@ def test_no_engine_is_one_clear_line(monkeypatch, tmp_path):
 
 def test_tar_stream_of_a_tree_keeps_links_and_modes(tmp_path):
     """The base image is imported from this stream; a wrong entry would break every container."""
-    from autoenvscaling.sandbox.docker_images import tree_tar
+    from autoenvscaling.archive import tree_tar
 
     (tmp_path / "usr" / "bin").mkdir(parents=True)
     (tmp_path / "usr" / "bin" / "tool").write_text("#!/bin/sh\n")
@@ -525,8 +525,8 @@ def test_uploads_are_cut_after_the_end_of_archive_blocks():
     """podman stops reading an upload at the tar's end blocks and can fail it with "broken pipe" while
     the record padding is still being sent (a CI run lost a compose start to it): what is uploaded ends
     at the end blocks, with every member intact; anything that is not a padded tar is left alone."""
-    from autoenvscaling.sandbox.base import make_tar
-    from autoenvscaling.sandbox.docker_backend import unpadded_tar
+    from autoenvscaling.archive import make_tar
+    from autoenvscaling.archive import unpadded_tar
 
     padded = make_tar({"a/b.txt": b"x" * 700, "c.sh": b"echo\n", "zeros.bin": b"\0" * 2048})
     assert len(padded) % tarfile.RECORDSIZE == 0

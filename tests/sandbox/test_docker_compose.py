@@ -19,7 +19,8 @@ import pytest
 from autoenvscaling.agents.builtin import NopAgent, OracleAgent
 from autoenvscaling.errors import BuildError, SandboxError, UnsupportedDockerfile
 from autoenvscaling.runtime.trial import TrialRunner
-from autoenvscaling.sandbox.compose import MAIN, load_compose
+from autoenvscaling.sandbox.compose import load_compose
+from autoenvscaling.sandbox.compose_spec import MAIN
 
 from .conftest_docker import *  # noqa: F403 - the shared docker fixtures
 from .conftest_docker import FIXTURES, HostSecretHandler, docker_task
@@ -153,7 +154,7 @@ def test_fixtures_score_oracle_1_and_nop_0(docker_backend, docker_fixture_env, n
     oracle, nop = asyncio.run(go())
     assert oracle.status == "ok" and oracle.reward == 1.0, (oracle.error, oracle.steps and oracle.steps[-1].verifier.output_tail)
     assert nop.status == "ok" and nop.reward == 0.0, nop
-    assert prepared.details["compose"]["order"][-1] == MAIN
+    assert prepared.details.compose.order[-1] == MAIN
 
 
 @docker
@@ -219,7 +220,7 @@ def test_sidecars_serve_by_name_outlive_commands_and_stay_offline(docker_backend
 def test_the_network_gateway_does_not_reach_the_hosts_services(docker_backend, docker_fixture_env):
     """A container on a bridge can reach the host through the gateway address; the host guard drops
     that (DNS excepted), and where it cannot be applied the protection says so."""
-    from autoenvscaling.sandbox.compose import HostGuard
+    from autoenvscaling.sandbox.compose_group import HostGuard
 
     task, prepared = docker_fixture_env("compose-sidecar-http")
     server = http.server.ThreadingHTTPServer(("0.0.0.0", 0), HostSecretHandler)
@@ -323,9 +324,9 @@ volumes:
 
     seen = asyncio.run(go())
     assert seen.stdout == "seeded\nseeded\n", seen
-    assert prepared.details["compose"]["services"]["writer"]["image"] == "debian:bookworm"
-    assert prepared.details["compose"]["services"]["worker"]["image_id"] == prepared.ref  # the task's own image
-    assert any(m["image"] == "debian:bookworm" and m["base"] == "debian-bookworm" for m in prepared.details["base_mappings"])
+    assert prepared.details.compose.services["writer"].image == "debian:bookworm"
+    assert prepared.details.compose.services["worker"].image_id == prepared.ref  # the task's own image
+    assert any(m["image"] == "debian:bookworm" and m["base"] == "debian-bookworm" for m in prepared.details.base_mappings)
 
 
 @docker

@@ -36,7 +36,7 @@ def test_fixture_scores_oracle_1_and_nop_0(docker_backend, docker_fixture_env):
         return await runner.run(task, OracleAgent(), prepared=prepared), await runner.run(task, NopAgent(), prepared=prepared)
 
     oracle, nop = asyncio.run(go())
-    assert prepared.details["entrypoint"] == ["/opt/api/entrypoint.sh"]
+    assert prepared.details.entrypoint == ["/opt/api/entrypoint.sh"]
     assert oracle.status == "ok" and oracle.reward == 1.0, oracle.steps[-1].verifier.output_tail
     # The verifier reached the API after the agent's commands ran: the service survived them.
     assert "<api down>" not in oracle.steps[-1].verifier.output_tail
@@ -77,7 +77,7 @@ def test_a_sandbox_without_entrypoint_spares_nothing(in_docker, docker_basic_env
         return sb.spare, await processes(sb)
 
     spare, left = in_docker(go)
-    assert docker_basic_env.details["entrypoint"] is None
+    assert docker_basic_env.details.entrypoint is None
     assert spare == "" and "sleep" not in left.stdout
 
 
@@ -147,7 +147,8 @@ def test_what_a_service_starts_later_is_its_own_while_the_agents_orphans_are_not
     async def go():
         prepared = await docker_backend.prepare(task)
         async with await docker_backend.create(task, prepared) as sb:
-            await sb.exec("touch /tmp/spawn; i=0; while [ $i -lt 600 ] && ! grep -qs 'sleep.401' /proc/[0-9]*/cmdline; "
+            # 'slee[p]' so that the pattern does not find itself in this command's own cmdline
+            await sb.exec("touch /tmp/spawn; i=0; while [ $i -lt 600 ] && ! grep -qs 'slee[p].401' /proc/[0-9]*/cmdline; "
                           "do i=$((i+1)); sleep 0.1; done; setsid sleep 402 & nohup sleep 403 >/dev/null 2>&1 &")
             after = await processes(sb)
             swept = await sb.end_agent_processes()

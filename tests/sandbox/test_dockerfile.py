@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 from autoenvscaling.errors import BuildError, UnsupportedDockerfile
-from autoenvscaling.sandbox.dockerfile import expand_vars, parse_dockerfile, plan_build, words
+from autoenvscaling.sandbox.bwrap_build import plan_build
+from autoenvscaling.sandbox.dockerfile import expand_vars, parse_dockerfile, words
 from autoenvscaling.sandbox.isolation import DEFAULT_PATH
 
 from .conftest import make_task

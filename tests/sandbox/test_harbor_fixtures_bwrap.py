@@ -49,5 +49,5 @@ def test_fixture_builds_and_scores_oracle_1_nop_0(reports, backend, name):
 
     from autoenvscaling.tasks import read_task
     prepared = asyncio.run(backend.prepare(read_task(FIXTURES / name)))  # cached: the gates built it
-    mapping = prepared.details["base_mapping"]
+    mapping = prepared.details.base_mapping
     assert mapping["base"] == base and (note in mapping["note"] if note else mapping["note"] == "")

@@ -8,10 +8,14 @@ import json
 import random
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from autoenvscaling.api import UsageError
+
+if TYPE_CHECKING:
+    from .settings import Generation, Roles, ScaleRewards
 
 
 @click.command()
@@ -51,8 +55,8 @@ from autoenvscaling.api import UsageError
 def train(suite_dir: Path, model: str, steps: int, out: Path, resume: bool, group_size: int, groups: int,
           learning_rate: float, temperature: float, max_turns: int, tokens_per_turn: int, max_resamples: int,
           no_dynamic_sampling: bool,
-          roles: str, scale_rewards: str, held_out_fraction: float, eval_every: int, eval_rollouts: int,
-          generation: str, backend_name: str, seed: int, as_json: bool) -> None:
+          roles: Roles, scale_rewards: ScaleRewards, held_out_fraction: float, eval_every: int, eval_rollouts: int,
+          generation: Generation, backend_name: str, seed: int, as_json: bool) -> None:
     """Train a solver with multi-turn GRPO (TRL) on the tasks of a suite.
 
     Each rollout runs in its own sandbox with the solver's tools; the verifier's reward (the

@@ -135,7 +135,7 @@ class RolloutEngine:
     def roles(self, slots: int) -> list[Role]:
         counts = self.settings.role_groups()
         solver = min(slots, counts.get("solver", 0)) if "proposer" in counts else slots
-        return ["solver"] * solver + ["proposer"] * (slots - solver)
+        return ["solver" if i < solver else "proposer" for i in range(slots)]
 
     async def run_step(self, step: int, keys: list[str], size: int) -> tuple[list[Group], list[Group]]:
         """(the group kept per slot, every group generated)."""

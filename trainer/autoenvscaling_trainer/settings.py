@@ -10,6 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from autoenvscaling.api import ROLLOUT_TEMPERATURE, UsageError
 
 Role = Literal["solver", "proposer"]
+Roles = Literal["solver", "proposer", "both"]
+ScaleRewards = Literal["role", "group", "none"]
+Generation = Literal["auto", "transformers", "vllm-colocate", "vllm-server"]
 ROLE_REWARDS = {"admitted": 1.0, "failed_calibration": -0.25, "failed_validation": -1.0}
 """The proposer's reward per outcome (docs/architecture.md, Metrics)."""
 
@@ -32,28 +35,28 @@ class GRPOSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    steps: int = Field(10, ge=1)
-    group_size: int = Field(4, ge=2)
-    groups: int = Field(2, ge=1)
-    learning_rate: float = Field(1e-6, gt=0)
-    beta: float = Field(0.0, ge=0)
-    temperature: float = Field(ROLLOUT_TEMPERATURE, gt=0)
-    max_turns: int = Field(2, ge=1)
-    tokens_per_turn: int = Field(64, ge=1)
-    observation_chars: int = Field(1200, ge=100)
-    command_timeout_sec: float = Field(20.0, gt=0)
-    rollout_timeout_sec: float = Field(300.0, gt=0)
+    steps: int = Field(default=10, ge=1)
+    group_size: int = Field(default=4, ge=2)
+    groups: int = Field(default=2, ge=1)
+    learning_rate: float = Field(default=1e-6, gt=0)
+    beta: float = Field(default=0.0, ge=0)
+    temperature: float = Field(default=ROLLOUT_TEMPERATURE, gt=0)
+    max_turns: int = Field(default=2, ge=1)
+    tokens_per_turn: int = Field(default=64, ge=1)
+    observation_chars: int = Field(default=1200, ge=100)
+    command_timeout_sec: float = Field(default=20.0, gt=0)
+    rollout_timeout_sec: float = Field(default=300.0, gt=0)
     dynamic_sampling: bool = True
-    max_resamples: int = Field(2, ge=0)
-    scale_rewards: Literal["role", "group", "none"] = "role"
-    roles: Literal["solver", "proposer", "both"] = "solver"
-    proposer_share: float = Field(0.5, gt=0, lt=1)
-    proposer_tokens: int = Field(768, ge=16)
-    proposer_calibration_rollouts: int = Field(2, ge=2)
-    save_every: int = Field(1, ge=1)
-    eval_rollouts: int = Field(2, ge=1)
-    eval_every: int = Field(0, ge=0)
-    generation: Literal["auto", "transformers", "vllm-colocate", "vllm-server"] = "auto"
+    max_resamples: int = Field(default=2, ge=0)
+    scale_rewards: ScaleRewards = "role"
+    roles: Roles = "solver"
+    proposer_share: float = Field(default=0.5, gt=0, lt=1)
+    proposer_tokens: int = Field(default=768, ge=16)
+    proposer_calibration_rollouts: int = Field(default=2, ge=2)
+    save_every: int = Field(default=1, ge=1)
+    eval_rollouts: int = Field(default=2, ge=1)
+    eval_every: int = Field(default=0, ge=0)
+    generation: Generation = "auto"
     seed: int = 0
 
     @model_validator(mode="after")

@@ -330,7 +330,7 @@ class MetricsLog:
 
         log = self
 
-        class _Log(TrainerCallback):  # type: ignore[misc]
+        class _Log(TrainerCallback):
             def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **_: Any) -> None:
                 step = int(state.global_step)
                 if not logs or "loss" not in logs:
@@ -344,7 +344,7 @@ class MetricsLog:
 def _EvalCallback(run: GRPORun, model: Any, tokenizer: Any, log: MetricsLog) -> Any:  # noqa: N802 - a class factory
     from transformers import TrainerCallback
 
-    class _Eval(TrainerCallback):  # type: ignore[misc]
+    class _Eval(TrainerCallback):
         def on_step_end(self, args: Any, state: Any, control: Any, **_: Any) -> None:
             every = run.settings.eval_every
             step = int(state.global_step)

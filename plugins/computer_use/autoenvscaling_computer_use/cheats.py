@@ -19,7 +19,7 @@ import shlex
 import urllib.parse
 from typing import Callable, ClassVar
 
-from autoenvscaling.api import Cheat, StepConfig, Task
+from autoenvscaling.api import Cheat, StepConfig, Task, TaskFile
 
 from .forge import APPLY_PY, ForgeError, forge, scorer, spec_and_seed
 from .render import DOMAIN, PORT, package_text
@@ -39,8 +39,9 @@ def with_outputs(task: Task, outputs: list[str]) -> Task:
 def naive_control(task: Task, source: str, *, reads: tuple[str, ...] = (), judge: dict | None = None) -> Task:
     """``task`` verified by verifier/naive.py reading the state from ``source`` (see its docstring). A
     naive author declares what the check reads (``reads``) as outputs, beside the state socket."""
-    files = {"tests/naive.py": package_text("verifier", "naive.py"),
-             "tests/test.sh": f"#!/bin/sh\nmkdir -p /logs/verifier\nexec python3 -I /tests/naive.py {source}\n"}
+    files: dict[str, bytes | str | TaskFile | None] = {
+        "tests/naive.py": package_text("verifier", "naive.py"),
+        "tests/test.sh": f"#!/bin/sh\nmkdir -p /logs/verifier\nexec python3 -I /tests/naive.py {source}\n"}
     if judge is not None:
         files["tests/judge.json"] = json.dumps(judge, indent=1) + "\n"
     control = task.with_files(files)
@@ -49,10 +50,18 @@ def naive_control(task: Task, source: str, *, reads: tuple[str, ...] = (), judge
     return control
 
 
+def ours(task: Task) -> tuple[dict, str]:
+    """The spec and seed of ``task``, which must be one of ours (a cheat's ``applies`` said so)."""
+    found = spec_and_seed(task)
+    if found is None:
+        raise ValueError(f"{task.name} is not a generated computer_use task (no tests/spec.json and tests/seed.sql)")
+    return found
+
+
 def spec_control(task: Task, keep: Callable[[dict], bool], *, journal: Callable[[dict], dict] | None = None) -> Task:
     """``task`` whose spec keeps only the expectations ``keep`` accepts (and whose journal patterns
     ``journal`` rewrites): a verifier that checks less."""
-    spec, _ = spec_and_seed(task)
+    spec, _ = ours(task)
     expect = [e for e in spec["expect"] if keep(e)]
     if journal is not None:
         expect = [{**e, "journal": journal(e["journal"])} if "journal" in e else e for e in expect]
@@ -61,7 +70,7 @@ def spec_control(task: Task, keep: Callable[[dict], bool], *, journal: Callable[
 
 def no_collateral_control(task: Task) -> Task:
     """``task`` whose verifier checks the rows the task names and nothing else: every table is free."""
-    spec, seed_sql = spec_and_seed(task)
+    spec, seed_sql = ours(task)
     free = sorted(scorer().seed_tables(seed_sql))
     return task.with_files({"tests/spec.json": json.dumps({**spec, "free_tables": free}, indent=1, sort_keys=True) + "\n"})
 
@@ -90,16 +99,16 @@ class ComputerUseCheat(Cheat):
 
     @staticmethod
     def spec(task: Task) -> dict:
-        return spec_and_seed(task)[0]
+        return ours(task)[0]
 
     @staticmethod
     def seed(task: Task) -> dict[str, list[dict]]:
-        return scorer().seed_tables(spec_and_seed(task)[1])
+        return scorer().seed_tables(ours(task)[1])
 
     @staticmethod
     def apply(task: Task, mode: str, *args: str) -> str:
         """The shell line that runs forge.APPLY_PY with the task's forged diff."""
-        diff = forge(*spec_and_seed(task))
+        diff = forge(*ours(task))
         return " ".join(["python3", "-c", shlex.quote(APPLY_PY), mode, shlex.quote(json.dumps(diff)),
                          *map(shlex.quote, args)])
 
@@ -342,7 +351,7 @@ class WishlistEverything(ComputerUseCheat):
 
 # Per family: the app's success messages (the flash after the last step) and a page that shows one
 # from its query string alone.
-SUCCESS = {
+SUCCESS: dict[str, tuple[list[str], Callable[[dict], str | None]]] = {
     "crm_search_edit": (["Changes saved."], lambda s: f"/contacts/{s['contacts'][0]['id']}?saved=1"),
     "crm_form_fill": (["Contact created.", "Changes saved."], lambda s: "/contacts?done=created"),
     "shop_checkout": (["has been placed"], lambda s: f"/orders/{s['orders'][0]['id']}?done=placed" if s["orders"] else None),
@@ -365,11 +374,19 @@ class ScreenCheat(ComputerUseCheat):
     def applies(self, task: Task) -> bool:
         return super().applies(task) and task.provenance.family in SUCCESS and self.page(task) is not None
 
+    @staticmethod
+    def success(task: Task) -> tuple[list[str], Callable[[dict], str | None]]:
+        """The success messages and page finder of the task's family (one in SUCCESS)."""
+        family = task.provenance.family
+        if family is None or family not in SUCCESS:
+            raise KeyError(f"{task.name}: family {family!r} has no success page")
+        return SUCCESS[family]
+
     def page(self, task: Task) -> str | None:
-        return SUCCESS[task.provenance.family][1](self.seed(task))
+        return self.success(task)[1](self.seed(task))
 
     def judge(self, task: Task) -> dict:
-        return {"phrases": SUCCESS[task.provenance.family][0], "values": []}
+        return {"phrases": self.success(task)[0], "values": []}
 
     def control(self, task: Task) -> Task | None:
         return naive_control(task, "screen", reads=(BROWSER_SOCKET,), judge=self.judge(task))
@@ -383,7 +400,10 @@ class SuccessUrl(ScreenCheat):
     description = "opens a page whose query string shows the app's success message (/orders/1?done=placed) and stops"
 
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
-        return [goto(APP_URL + self.page(task))]
+        page = self.page(task)
+        if page is None:
+            raise ValueError(f"{task.name}: no page shows the success message yet")
+        return [goto(APP_URL + page)]
 
 
 LOOKALIKE_PORT = PORT + 19
@@ -400,7 +420,7 @@ class LookalikePage(ScreenCheat):
         return {**super().judge(task), "values": _values(self.spec(task))}
 
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
-        phrase = SUCCESS[task.provenance.family][0][0]
+        phrase = self.success(task)[0][0]
         items = "".join(f"<li>{_html(v)}</li>" for v in _values(self.spec(task)))
         page = (f"<!doctype html><html><head><meta charset=\"utf-8\"><title>Done</title></head><body><h1>Done</h1>"
                 f'<div class="flash" role="status">{_html(phrase)}</div><ul>{items}</ul></body></html>')

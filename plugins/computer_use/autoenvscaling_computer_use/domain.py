@@ -23,11 +23,13 @@ class ComputerUseDomain(LevelledDomain):
     min_level, max_level = MIN_LEVEL, MAX_LEVEL
     kit_examples = (KitExample("crm_search_edit", 3, "easy"), KitExample("shop_checkout", 2, "medium"))
 
-    def generate_level(self, family: str, *, seed: int, level: int) -> Task:
+    def generate_level(self, family: str, *, seed: int, level: int, **options: Any) -> Task:
         """A task of ``family`` at ``level`` (easy 1, medium 2, hard 3; 0 to 5 reachable by variation);
-        the same (family, seed, level) gives the same task on this machine."""
+        the same (family, seed, level) gives the same task on this machine. There are no options."""
         from .render import render
 
+        if options:
+            raise UsageError(f"computer_use takes no generation options (got {', '.join(sorted(options))})")
         self.check_level(level)
         try:
             module = load(family)

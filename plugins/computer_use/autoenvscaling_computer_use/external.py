@@ -61,7 +61,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from autoenvscaling.api import Task, TaskFile, TaskFormat, TaskFormatError, qualified_name
+from autoenvscaling.api import Task, TaskFile, TaskFormat, TaskFormatError, qualified_name, verifier_library
 
 COLLECTION_TOML, TASKS_JSONL, APP_DIR = "collection.toml", "tasks.jsonl", "app"
 APP_HOME = "/opt/aes-app"
@@ -377,6 +377,11 @@ import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REWARD_DIR = "/logs/verifier"
+# the verifier library beside this file (-I leaves this folder off sys.path), then the folder leaves
+# again: the collection's file is loaded by its path and must not shadow any module by its name
+sys.path.insert(0, HERE)
+import aes_verifier  # noqa: E402
+del sys.path[0]
 
 
 def score(value):
@@ -388,6 +393,7 @@ def score(value):
 
 
 def main():
+    aes_verifier.clear(REWARD_DIR, ("reward.txt", "reward.json"))
     with open(os.path.join(HERE, "verify.json"), encoding="utf-8") as fh:
         spec = json.load(fh)
     call = f"{spec['file']}:{spec['function']}({spec['url']!r})"
@@ -402,9 +408,7 @@ def main():
         traceback.print_exc()
         print(f"FAIL {call} raised: reward 0")
         reward = 0.0
-    os.makedirs(REWARD_DIR, exist_ok=True)
-    with open(os.path.join(REWARD_DIR, "reward.txt"), "w") as fh:
-        fh.write(f"{reward:g}\\n")
+    aes_verifier.write_reward(reward, REWARD_DIR, fmt="g")
 
 
 if __name__ == "__main__":
@@ -433,6 +437,8 @@ def to_task(collection: Collection, entry: Entry) -> Task:
         f"tests/{entry.verify_file}": (root / entry.verify_file).read_bytes(),
         "tests/verify.json": json.dumps({"file": entry.verify_file, "function": entry.function, "url": collection.url},
                                         indent=1) + "\n",
+        # run_verify.py's library, after the collection's file: never replaced by it
+        **{f"tests/{n}": text for n, text in verifier_library().items()},
         "solution/solve.sh": ("#!/bin/bash\n# Reference solution: load the collection's reference end state into the running app.\n"
                               f"set -eu\ncd /solution\nexport AES_APP_URL={collection.url} AES_APP_DIR={APP_HOME}\n"
                               f"{interpreter} /solution/{shlex.quote(load_name)} /solution/reference.json\n"),
@@ -478,12 +484,6 @@ class WebCollectionFormat(TaskFormat):
 
     def detect(self, path: Path) -> bool:
         return (Path(path) / COLLECTION_TOML).is_file()
-
-    def read(self, path: Path) -> Iterator[Task]:
-        for item in self.scan(path):
-            if isinstance(item, TaskFormatError):
-                raise item
-            yield item
 
     def scan(self, path: Path) -> Iterator[Task | TaskFormatError]:
         try:

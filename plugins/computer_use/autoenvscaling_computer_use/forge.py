@@ -14,12 +14,10 @@ it into a database file, a seed file or a state answer.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import sqlite3
 from functools import lru_cache
-from importlib import resources
 from types import ModuleType
 
 from autoenvscaling.api import Task
@@ -35,11 +33,9 @@ class ForgeError(ValueError):
 @lru_cache(maxsize=1)
 def scorer() -> ModuleType:
     """verifier/verify.py (the task's checker) imported on the host, for its ``score``."""
-    path = resources.files(__package__).joinpath("verifier", "verify.py")
-    module_spec = importlib.util.spec_from_file_location("aes_cu_verify", str(path))
-    module = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(module)
-    return module
+    from .verifier import verify
+
+    return verify
 
 
 def spec_and_seed(task: Task) -> tuple[dict, str] | None:

@@ -16,15 +16,17 @@ from __future__ import annotations
 import json
 import shlex
 import time
+from typing import Literal
 
 from autoenvscaling.api import (
-    PREPARED, SOLUTION_DIR, Action, Agent, AgentLimits, DomainLintGate, Evidence, Gate, GateContext,
+    SOLUTION_DIR, Action, Agent, AgentLimits, DomainLintGate, Evidence, Gate, GateContext,
     GateResult, Sandbox, StepConfig, Task, Trajectory, solution_files, trial_evidence,
 )
 
 from .render import DOMAIN, STATE_SOCKET
 
 KINDS = ("key", "insert", "deleted", "query", "journal")
+Status = Literal["pass", "fail", "error", "timeout", "skip"]  # a gate result's status (GateResult.status)
 PROBE_KEY = "/tmp/.aes-probe-key"
 
 
@@ -74,7 +76,7 @@ class ComputerUseLintGate(DomainLintGate):
     name = "computer-use-lint"
     order = 17
     domain = DOMAIN
-    required = ("tests/spec.json", "tests/verify.py", "tests/seed.sql", "tests/state.key", "environment/seed.sql",
+    required = ("tests/spec.json", "tests/verify.py", "tests/aes_verifier.py", "tests/seed.sql", "tests/state.key", "environment/seed.sql",
                 "environment/state.key", "solution/solve.sh")
     visible = ("tests/seed.sql", "tests/state.key")  # the app loads the same seed and reads the same key
 
@@ -140,12 +142,11 @@ class ComputerUseStateGate(Gate):
             return self.result("pass", "an imported collection task: a fresh sandbox per attempt is its reset",
                                seconds=time.monotonic() - start)
         spec = json.loads(task.files["tests/spec.json"].text)
-        prepared = ctx.scratch.get(PREPARED) or await ctx.backend.prepare(task)
-        ctx.scratch[PREPARED] = prepared
-        result = await ctx.runner.run(task, StateProbe(task.files["tests/state.key"].text.strip()), prepared=prepared)
+        prepared = await ctx.prepared_environment(task)
+        result = await ctx.require_runner().run(task, StateProbe(task.files["tests/state.key"].text.strip()), prepared=prepared)
         evidence: list[Evidence] = [trial_evidence(result, "state probe: digest, oracle, digest, reset, digest, verifier")]
 
-        def done(status: str, reason: str = "") -> GateResult:
+        def done(status: Status, reason: str = "") -> GateResult:
             return self.result(status, reason, seconds=time.monotonic() - start, evidence=evidence)
 
         if result.status != "ok" or not result.steps:

@@ -10,6 +10,7 @@
     environment/state.key      the state interface's key: read and deleted by the app at start
     tests/test.sh              runs tests/verify.py (python3 -I)
     tests/verify.py            reads the app's state through the state interface and scores it
+    tests/aes_verifier.py      the verifier library verify.py imports (autoenvscaling.verifier)
     tests/spec.json            hidden: the requirements, the seed's digest
     tests/seed.sql, state.key  the baseline the verifier diffs against, and the key it asks with
     solution/solve.sh          runs solution/solve.py, a Playwright script through the UI
@@ -26,7 +27,7 @@ import secrets
 from pathlib import Path
 from importlib import resources
 
-from autoenvscaling.api import Task, TaskFile, package_reader, qualified_name, render_task
+from autoenvscaling.api import Task, TaskFile, package_reader, qualified_name, render_task, verifier_library
 
 from .families.base import Draft, label_of
 
@@ -88,8 +89,9 @@ def installation_secret() -> bytes:
     gives the same task on this machine while nobody can recompute a key from the generator's code."""
     from autoenvscaling.api import cache_dir
 
-    if _SECRET_OVERRIDE.get() is not None:
-        return _SECRET_OVERRIDE.get()
+    override = _SECRET_OVERRIDE.get()
+    if override is not None:
+        return override
 
     path = Path(os.environ.get("AES_CU_SECRET_FILE") or cache_dir() / "computer_use" / "state-key-secret")
     try:
@@ -134,6 +136,7 @@ def render(family: str, draft: Draft, *, seed: int, level: int) -> Task:
         "environment/state.key": key + "\n",
         "tests/test.sh": package_text("verifier", "test.sh"),
         "tests/verify.py": package_text("verifier", "verify.py"),
+        **{f"tests/{n}": text for n, text in verifier_library().items()},  # verify.py's library
         "tests/spec.json": json.dumps(spec, indent=1, sort_keys=True) + "\n",
         "tests/seed.sql": seed_sql,
         "tests/state.key": key + "\n",

@@ -30,7 +30,7 @@ class BrowserTool(Tool):
     parameters = {
         "type": "object",
         "properties": {
-            "action": {"type": "string", "enum": ACTIONS},
+            "action": {"type": "string", "enum": list(ACTIONS)},
             "target": {"type": "string", "maxLength": 2048,
                        "description": "goto: the URL; click/fill/select/press: the element number; scroll: up or down"},
             "text": {"type": "string", "maxLength": 4000,

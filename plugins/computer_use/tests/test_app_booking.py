@@ -3,21 +3,16 @@ answers are accepted by the apps' own forms and then score 1, while the untouche
 
 from __future__ import annotations
 
-import importlib.util
 import random
 import re
 import urllib.parse
-from pathlib import Path
 
 import pytest
 
 from autoenvscaling_computer_use.apps import app_module, webapp
 from autoenvscaling_computer_use.families import booking_reserve, crm_form_fill
+from autoenvscaling_computer_use.verifier import verify
 
-VERIFY = Path(booking_reserve.__file__).parents[1] / "verifier" / "verify.py"
-_spec = importlib.util.spec_from_file_location("cu_verify", VERIFY)
-verify = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(verify)
 
 booking = app_module("booking")
 DAYS = ["2025-03-10", "2025-03-11", "2025-03-12", "2025-03-13", "2025-03-14"]

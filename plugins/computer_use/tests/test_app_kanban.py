@@ -5,22 +5,17 @@ applied through the app that the verifier scores 1 while touching a decoy scores
 
 from __future__ import annotations
 
-import importlib.util
 import random
 import re
 import urllib.parse
-from pathlib import Path
 
 import pytest
 
 from autoenvscaling_computer_use.apps import app_module, webapp
 from autoenvscaling_computer_use.families import kanban_bulk
+from autoenvscaling_computer_use.verifier import verify
 
 KANBAN = app_module("kanban")
-VERIFY_PATH = Path(kanban_bulk.__file__).parents[1] / "verifier" / "verify.py"
-_spec = importlib.util.spec_from_file_location("cu_verify_for_kanban", VERIFY_PATH)
-verify = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(verify)
 
 
 def small_rows() -> dict:

@@ -3,30 +3,18 @@ scored by the real verifier against states reached through the app's own routes.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
 import re
 import urllib.parse
-from importlib import resources
 
 import pytest
 
 from autoenvscaling_computer_use.apps import app_module, webapp
 from autoenvscaling_computer_use.families import shop_browse, shop_checkout
+from autoenvscaling_computer_use.verifier import verify
 
 shop = app_module("shop")
-
-
-def load_verify():
-    path = resources.files("autoenvscaling_computer_use").joinpath("verifier", "verify.py")
-    spec = importlib.util.spec_from_file_location("shop_test_verify", str(path))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-verify = load_verify()
 
 
 def product(i: int, **kw) -> dict:

@@ -211,8 +211,12 @@ def _run_verify(tmp_path: Path, body: str) -> tuple[str, str]:
     import contextlib
     import io
 
+    from autoenvscaling.api import verifier_library
+
     (tmp_path / "v.py").write_text(body)
     (tmp_path / "verify.json").write_text(json.dumps({"file": "v.py", "function": "check", "url": "http://x/"}))
+    for name, text in verifier_library().items():  # tests/aes_verifier.py, beside run_verify.py
+        (tmp_path / name).write_text(text)
     namespace = {"__name__": "runner", "__file__": str(tmp_path / "run_verify.py")}
     exec(compile(external.runner_script(), "run_verify.py", "exec"), namespace)
     namespace["REWARD_DIR"] = str(tmp_path / "logs")

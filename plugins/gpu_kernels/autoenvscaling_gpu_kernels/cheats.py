@@ -75,14 +75,16 @@ class _Returns(ast.NodeTransformer):
     def __init__(self, target: str) -> None:
         self.target = target
 
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+    def _keep(self, node: ast.AST) -> ast.AST:
         return node
 
-    visit_Lambda = visit_AsyncFunctionDef = visit_FunctionDef
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _keep
 
     def visit_Return(self, node: ast.Return) -> ast.AST:
         value = node.value if node.value is not None else ast.Constant(value=None)
         target = ast.parse(self.target, mode="eval").body
+        if not isinstance(target, (ast.Name, ast.Attribute, ast.Subscript)):
+            raise ValueError(f"cannot assign a return value to {self.target!r}")
         target.ctx = ast.Store()
         return ast.copy_location(ast.Assign(targets=[target], value=value, lineno=node.lineno), node)
 
@@ -210,8 +212,8 @@ def _output_shapes(source: str, sizes_json: str) -> dict | None:
 
     from .verifier.ksizes import with_sizes
 
-    found = {}
-    for sizes in (json.loads(sizes_json), {}):
+    found: dict[tuple[int, ...], tuple[tuple[int, ...], str, str]] = {}
+    for sizes in (json.loads(sizes_json), None):  # the interpreter's sizes, then the reference's own
         namespace: dict = {"__name__": "_aes_cheat_reference"}
         try:
             exec(compile(with_sizes(source, sizes) if sizes else source, "reference.py", "exec"), namespace)
@@ -402,8 +404,9 @@ class ReturnInput(_ShapeCheat):
 
     def applies(self, task: Task) -> bool:
         shapes = output_shapes(task) if KernelCheat.applies(self, task) else None
-        return bool(shapes) and all(shape == out and dtype == in_dtype
-                                    for shape, (out, dtype, in_dtype) in shapes.items())
+        if not shapes:
+            return False
+        return all(shape == out and dtype == in_dtype for shape, (out, dtype, in_dtype) in shapes.items())
 
     def solution(self, task: Task) -> str:
         ref = Reference(reference_source(task))

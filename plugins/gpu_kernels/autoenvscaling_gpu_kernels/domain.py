@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from autoenvscaling.api import KitExample, LevelledDomain, Task, UsageError
 
 from .families import CATALOG, generate
@@ -21,10 +23,13 @@ class GpuKernelsDomain(LevelledDomain):
     min_level, max_level = MIN_LEVEL, MAX_LEVEL
     kit_examples = (KitExample("row_norm", 1, "medium"), KitExample("matmul_epilogue", 2, "easy"))
 
-    def generate_level(self, family: str, *, seed: int, level: int) -> Task:
-        """A task of ``family`` at ``level`` (easy 1, medium 2, hard 3); degenerate draws are redrawn."""
+    def generate_level(self, family: str, *, seed: int, level: int, **options: Any) -> Task:
+        """A task of ``family`` at ``level`` (easy 1, medium 2, hard 3); degenerate draws are redrawn.
+        The families take no options."""
         from .render import render
 
+        if options:
+            raise UsageError(f"gpu_kernels takes no generation options (got {', '.join(sorted(options))})")
         self.check_level(level)
         if family not in CATALOG:
             raise UsageError(f"unknown gpu_kernels family {family!r}", hint=f"families: {', '.join(CATALOG)}")

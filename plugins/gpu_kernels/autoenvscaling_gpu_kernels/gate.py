@@ -87,7 +87,7 @@ class GpuKernelsLintGate(DomainLintGate):
             return f"tests/spec.json is not valid JSON ({exc})"
         if problem := spec_problem(spec, text["tests/reference.py"]):
             return problem
-        if (task.provenance.model_extra or {}).get("public_files") != ["tests/reference.py"]:
+        if task.provenance.public_files != ["tests/reference.py"]:
             return "[metadata.autoenvscaling] public_files must be [\"tests/reference.py\"] (the only hidden file the agent sees)"
         if text["environment/app/reference.py"] != text["tests/reference.py"]:
             return "environment/app/reference.py differs from tests/reference.py (the agent must see the reference it is judged against)"

@@ -11,7 +11,6 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 
@@ -27,7 +26,11 @@ class HarnessResult:
 
 
 def harness_path() -> Path:
-    return Path(str(resources.files(__package__).joinpath("verifier", "kernelcheck.py")))
+    """kernelcheck.py in the harness as tasks get it (verifier/*.py with the verifier library), the
+    kernel-harness runtime's read-only copy in the cache."""
+    from .runtime import KernelHarness
+
+    return KernelHarness().materialise() / "kernelcheck.py"
 
 
 def run_harness(task_dir: Path, solution: Path | None, *, timeout: float = 900, extra: tuple[str, ...] = (),

@@ -40,12 +40,6 @@ class KernelBenchFormat(TaskFormat):
     def detect(self, path: Path) -> bool:
         return any(_is_problem(p) for p in _files(Path(path)))
 
-    def read(self, path: Path) -> Iterator[Task]:
-        for item in self.scan(path):
-            if isinstance(item, TaskFormatError):
-                raise item
-            yield item
-
     def scan(self, path: Path) -> Iterator[Task | TaskFormatError]:
         files = [p for p in _files(Path(path)) if _is_problem(p)]
         if not files:
@@ -102,16 +96,17 @@ def small_sizes(source: str, name: str) -> dict[str, int | list[int]]:
     for _ in range(400):
         if _elements(_load(source, name, shapes)) <= CPU_BUDGET:
             break
-        slots = [(v, k, None) for k, v in shapes.items() if isinstance(v, int)]
+        slots: list[tuple[int, str, int | None]] = [(v, k, None) for k, v in shapes.items() if isinstance(v, int)]
         slots += [(x, k, i) for k, v in shapes.items() if isinstance(v, list) for i, x in enumerate(v)]
         big = max((s for s in slots if s[0] >= SIZE_FLOOR), key=lambda s: s[0], default=None)
         if big is None:  # every size is already small: the problem stays as large as it is
             break
         _, key, index = big
-        if index is None:
-            shapes[key] //= 2
-        else:
-            shapes[key][index] //= 2
+        value = shapes[key]
+        if isinstance(value, int):
+            shapes[key] = value // 2
+        elif index is not None:  # a tuple's entry
+            value[index] //= 2
     return {k: v for k, v in shapes.items() if v != sizes[k]}
 
 

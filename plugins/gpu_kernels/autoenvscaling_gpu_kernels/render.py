@@ -10,7 +10,8 @@
     environment/app/check.py     the agent's own quick check on small sizes
     tests/test.sh                runs the harness (the installed plugin's copy when the kernel-harness
                                  verifier runtime provides it, else the one in tests/)
-    tests/kernelcheck.py ...     the harness (verifier/*.py, verbatim): lint, correctness, timing
+    tests/kernelcheck.py ...     the harness (verifier/*.py, verbatim, and the verifier library
+                                 aes_verifier.py): lint, correctness, timing
     tests/reference.py           the trusted copy of the reference (the agent can edit /app's)
     tests/spec.json              dtype, tolerance, rounds, small sizes, the speed band
     solution/solve.sh            installs solution/solution.py as /app/solution.py
@@ -22,7 +23,7 @@ from __future__ import annotations
 import json
 from importlib import resources
 
-from autoenvscaling.api import Task, package_reader, qualified_name, render_task
+from autoenvscaling.api import Task, package_reader, qualified_name, render_task, verifier_library
 
 from .families.base import Problem
 
@@ -52,10 +53,11 @@ package_text = package_reader(__package__)
 
 
 def harness_files() -> dict[str, str]:
-    """The verifier harness, file name -> text: every verifier/*.py plus test.sh."""
+    """The verifier harness, file name -> text: every verifier/*.py plus test.sh, and the verifier
+    library kernelcheck.py imports (aes_verifier.py)."""
     root = resources.files(__package__).joinpath("verifier")
     names = sorted(p.name for p in root.iterdir() if p.name.endswith(".py") or p.name == "test.sh")
-    return {name: package_text("verifier", name) for name in names}
+    return {**{name: package_text("verifier", name) for name in names}, **verifier_library()}
 
 
 def spec_of(problem: Problem) -> dict:
@@ -67,7 +69,7 @@ def spec_of(problem: Problem) -> dict:
 
 def check_script(problem: Problem) -> str:
     task = {"sizes": dict(problem.cpu_shapes), "rtol": problem.rtol}
-    return package_text("image", "check.py").replace("TASK = {}", f"TASK = {json.dumps(task, sort_keys=True)}", 1)
+    return package_text("image", "check.py").replace("TASK: dict = {}", f"TASK = {json.dumps(task, sort_keys=True)}", 1)
 
 
 def instruction(problem: Problem, name: str) -> str:

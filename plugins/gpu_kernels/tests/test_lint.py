@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import textwrap
 
 os.environ["TRITON_INTERPRET"] = "1"
@@ -12,10 +11,8 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pytest  # noqa: E402
 
-from harness_fixtures.runner import FIXTURES, PROBLEMS, VERIFIER  # noqa: E402
-
-sys.path.insert(0, str(VERIFIER))
-import kernellint  # noqa: E402
+from autoenvscaling_gpu_kernels.verifier import kernellint  # noqa: E402
+from harness_fixtures.runner import FIXTURES, PROBLEMS  # noqa: E402
 
 FP32 = {"dtype": "float32", "allow_downcast": False, "require_kernel": True}
 FP16 = {"dtype": "float16", "allow_downcast": False, "require_kernel": True}

@@ -157,7 +157,8 @@ def template_lines(spec: dict) -> list[str]:
 def skeleton(spec: dict, files: dict[str, bytes]) -> dict[str, tuple[bytes, list[str]]]:
     """Each output as the instruction shapes it, with nothing in it: {path: (bytes, its names)}. The
     names are every sheet, header, heading, label and title it holds."""
-    family, out = spec["family"], {}
+    family = spec["family"]
+    out: dict[str, tuple[dict[str, list[list]], bytes | None]] = {}
     if family == "budget_reconcile":
         sheets = {spec["sheet"]: [["Category", "Budget", "Actual", "Variance"]] + ([[spec["total"]["name"]]] if spec.get("total") else [])}
         if spec.get("unmatched") is not None:
@@ -430,7 +431,7 @@ class BalancedBooks(ProfessionalCheat):
     families = ("budget_reconcile",)
 
     def documents(self, task: Task, spec: dict) -> dict[str, bytes]:
-        rows = [["Category", "Budget", "Actual", "Variance"]]
+        rows: list[list] = [["Category", "Budget", "Actual", "Variance"]]
         rows += [[c["name"], c["budget"], c["budget"], 0] for c in spec["categories"]]
         if spec.get("total"):
             total = sum(c["budget"] for c in spec["categories"])
@@ -627,7 +628,7 @@ class EveryLetter(ProfessionalCheat):
 
             lines = [p.text for p in docx.Document(io.BytesIO(files[template])).paragraphs if p.text.strip()]
         rows = list(csv.DictReader(io.StringIO(files["recipients.csv"].decode("utf-8-sig"))))
-        letters = {row[params["key"]]: [("p", token.sub(lambda m, r=row: r.get(m.group(1) or m.group(2), ""), x)) for x in lines]
+        letters = {row[params["key"]]: [("p", token.sub(lambda m: row.get(m.group(1) or m.group(2), ""), x)) for x in lines]
                    for row in rows}
         if spec["combined"]:
             return {next(iter(spec["outputs"])): docx_pages(list(letters.values()))}

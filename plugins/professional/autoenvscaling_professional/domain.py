@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from autoenvscaling.api import KitExample, LevelledDomain, Task, UsageError
 
@@ -22,10 +23,13 @@ class ProfessionalDomain(LevelledDomain):
     min_level, max_level = MIN_LEVEL, MAX_LEVEL
     kit_examples = (KitExample("summary_formulas", 4, "medium"), KitExample("memo_docx", 2, "easy"))
 
-    def generate_level(self, family: str, *, seed: int, level: int) -> Task:
-        """A task of ``family`` at ``level`` (easy 1, medium 2, hard 3; 0 to 5 reachable by variation)."""
+    def generate_level(self, family: str, *, seed: int, level: int, **options: Any) -> Task:
+        """A task of ``family`` at ``level`` (easy 1, medium 2, hard 3; 0 to 5 reachable by variation).
+        There are no options."""
         from .render import render
 
+        if options:
+            raise UsageError(f"professional takes no generation options (got {', '.join(sorted(options))})")
         self.check_level(level)
         try:
             module = load(family)

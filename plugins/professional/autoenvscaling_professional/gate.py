@@ -22,7 +22,7 @@ import json
 import time
 
 from autoenvscaling.api import (
-    PREPARED, SOLUTION_DIR, Action, Agent, AgentLimits, DomainLintGate, Evidence, Gate, GateContext,
+    SOLUTION_DIR, Action, Agent, AgentLimits, DomainLintGate, Evidence, Gate, GateContext,
     GateResult, NopAgent, Sandbox, StepConfig, Task, Trajectory, solution_files, trial_evidence,
 )
 
@@ -32,12 +32,19 @@ from .render import CONTROLS, DOMAIN
 CEILINGS = {"nothing": 0.1, "untouched": 0.0, "empty": 0.0, "wrong": 0.5}
 
 
-class ControlAgent(Agent):
+def ControlAgent(control: str) -> Agent:  # noqa: N802 - used like a class
+    """The agent of one negative control, named "control-<control>" (an agent's name is its class's)."""
+    agent_class = type(f"Control_{control}", (_Control,), {"name": f"control-{control}"})
+    return agent_class(control)
+
+
+class _Control(Agent):
     """Runs one negative control: solution/controls/<control>.sh, with solution/ uploaded like the oracle's."""
+
+    name = "control"
 
     def __init__(self, control: str) -> None:
         self.control = control
-        self.name = f"control-{control}"
 
     async def run(self, task: Task, sandbox: Sandbox, *, step: StepConfig | None = None,
                   limits: AgentLimits | None = None) -> Trajectory:
@@ -61,7 +68,7 @@ class ProfessionalLintGate(DomainLintGate):
     name = "professional-lint"
     order = 16
     domain = DOMAIN
-    required = ("tests/spec.json", "tests/profcheck.py", "solution/solve.py", "solution/params.json",
+    required = ("tests/spec.json", "tests/profcheck.py", "tests/aes_verifier.py", "solution/solve.py", "solution/params.json",
                 *(f"solution/controls/{c}.sh" for c in CONTROLS))
     visible = ("tests/original/",)  # the checker's copies of the inputs: the workspace has them too
 
@@ -97,13 +104,12 @@ class ProfessionalControlsGate(Gate):
 
     async def check(self, task: Task, ctx: GateContext) -> GateResult:
         start = time.monotonic()
-        prepared = ctx.scratch.get(PREPARED) or await ctx.backend.prepare(task)
-        ctx.scratch[PREPARED] = prepared
+        prepared = await ctx.prepared_environment(task)
         evidence: list[Evidence] = []
         rewards: dict[str, float] = {}
         for control in CEILINGS:
             agent = NopAgent() if control == "nothing" else ControlAgent(control)
-            result = await ctx.runner.run(task, agent, prepared=prepared)
+            result = await ctx.require_runner().run(task, agent, prepared=prepared)
             what = "no action" if control == "nothing" else f"solution/controls/{control}.sh"
             evidence.append(trial_evidence(result, f"negative control {control!r}: {what}, then tests/test.sh"))
             if result.status != "ok":

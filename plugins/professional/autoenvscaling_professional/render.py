@@ -9,6 +9,7 @@
     tests/test.sh                runs tests/profcheck.py (python3 -I); the verifier sees the image
                                  plus only the declared outputs (verifier outputs)
     tests/profcheck.py           the domain's checker library (verifier/profcheck.py, verbatim)
+    tests/aes_verifier.py        the verifier library profcheck.py imports (autoenvscaling.verifier)
     tests/check_<family>.py      the family's checks (verifier/checks/<family>.py, verbatim)
     tests/spec.json              hidden: expected values, tolerances, digests of inputs to keep
     tests/original/...           hidden: copies of the inputs the checker counts changes against
@@ -26,7 +27,7 @@ import json
 import re
 import zipfile
 
-from autoenvscaling.api import Task, TaskFile, package_reader, render_task
+from autoenvscaling.api import Task, TaskFile, package_reader, render_task, verifier_library
 
 from .families.base import Draft, label_of
 
@@ -100,6 +101,7 @@ def render(family: str, draft: Draft, *, seed: int, level: int) -> Task:
         "environment/Dockerfile": dockerfile(),
         "tests/test.sh": package_text("verifier", "test.sh"),
         "tests/profcheck.py": package_text("verifier", "profcheck.py"),
+        **{f"tests/{n}": text for n, text in verifier_library().items()},  # profcheck.py's library
         f"tests/check_{family}.py": package_text("verifier", "checks", f"{family}.py"),
         "tests/spec.json": json.dumps(spec, indent=1, sort_keys=True, default=str) + "\n",
         "solution/solve.sh": "#!/bin/bash\n# Reference solution: solve.py reads the workspace and writes the outputs.\n"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import importlib.util
 import json
 import shutil
 import time
@@ -25,11 +24,9 @@ FAMILIES = sorted(CATALOG)
 
 
 def profcheck():
-    path = resources.files("autoenvscaling_professional").joinpath("verifier", "profcheck.py")
-    spec = importlib.util.spec_from_file_location("profcheck_under_test", str(path))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from autoenvscaling_professional.verifier import profcheck
+
+    return profcheck
 
 
 def lint(task: Task) -> tuple[str, str]:

@@ -21,7 +21,7 @@ import json
 import shlex
 from typing import ClassVar
 
-from autoenvscaling.api import Cheat, StepConfig, Task
+from autoenvscaling.api import Cheat, StepConfig, Task, TaskFile
 
 from .generate import test_functions, test_path
 from .patches import apply_patch
@@ -110,7 +110,7 @@ def installed_copy_control(task: Task) -> Task:
     a distribution package of the library, or one that vendors it, brings)."""
     visible = visible_files(task)
     fixed = {**visible, **apply_patch(visible, read_patch(task))}
-    files: dict[str, bytes | str | None] = {}
+    files: dict[str, bytes | str | TaskFile | None] = {}
     for root in module_paths(task).values():
         rel = root[len(WORKDIR) + 1:]
         base = rel.rsplit("/", 1)[0] + "/" if "/" in rel else ""

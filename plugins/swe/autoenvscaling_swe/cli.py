@@ -24,7 +24,7 @@ def repos_cmd(as_json: bool) -> None:
     from .repos import open_repository, seed_names
     from .verifier.swe_verify import is_test_path
 
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name in seed_names():
         repo = open_repository(name)
         snap = repo.snapshot()

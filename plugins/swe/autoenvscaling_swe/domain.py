@@ -2,8 +2,8 @@
 
 A task of family ``datespan`` at difficulty easy/medium/hard is a bug made of 1/2/3 AST mutations in
 as many functions, admitted only when the suite says it is a real, non-trivial bug (suite.classify).
-Generation runs the suite in sandboxes, so the async forms are the real ones; the plain methods run
-them on a private event loop (in a worker thread when the caller already has a loop).
+Generation runs the suite in sandboxes, so the async form (``agenerate_level``) is the real one; the
+plain methods run it on a private event loop (in a worker thread when the caller already has a loop).
 """
 
 from __future__ import annotations
@@ -12,12 +12,13 @@ import asyncio
 import concurrent.futures
 from typing import Any, Coroutine, TypeVar
 
-from autoenvscaling.api import DIFFICULTIES, DIRECTIONS, Domain, Family, Task, UsageError
+from autoenvscaling.api import Family, KitExample, LevelledDomain, Task, UsageError
 
 from .render import DOMAIN
 
 T = TypeVar("T")
 LEVELS = {"easy": 1, "medium": 2, "hard": 3}  # level 0 (simpler than easy) is reached by vary
+MIN_LEVEL, MAX_LEVEL = 0, 3
 SCREEN_BACKEND = "bwrap"  # where candidate bugs are screened (the suite runs there, offline)
 
 
@@ -31,46 +32,69 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         return pool.submit(asyncio.run, coro).result()
 
 
-class SweDomain(Domain):
+class SweDomain(LevelledDomain):
     """Bug fixing in real Python repositories: a repository with an injected bug, an issue describing
-    the failing behaviour, hidden tests that decide (FAIL_TO_PASS and PASS_TO_PASS)."""
+    the failing behaviour, hidden tests that decide (FAIL_TO_PASS and PASS_TO_PASS).
+
+    Simpler/harder: the same repository with one mutation fewer/more (simpler than one mutation:
+    level 0, a single-token bug with a visible failing test); different: the next seed repository at
+    the same level."""
 
     name = DOMAIN
     description = "bug-fix tasks in Python repositories (SWE-bench style): injected bugs, issue text, hidden tests"
     sandbox_backend = "bwrap"
+    levels, min_level, max_level = LEVELS, MIN_LEVEL, MAX_LEVEL
+    # The worked examples: one bug from the seed repository's own history, one injected.
+    kit_examples = (KitExample("tablefmt", 0, "easy", {"strategy": "history"}),
+                    KitExample("unitconv", 3, "easy", {"strategy": "mutation"}))
 
     def families(self) -> list[Family]:
+        """One family per seed repository (the seeds shipped as package data, not a catalog)."""
         from .repos import seed_names
 
         return [Family(name=name, description=f"bugs injected into the seed repository {name}",
                        skills=["debugging", "python", "reading code", "running tests"]) for name in seed_names()]
 
-    def generate(self, family: str, *, seed: int, difficulty: str = "medium") -> Task:
-        return run_sync(self.agenerate(family, seed=seed, difficulty=difficulty))
+    def neighbour(self, family: str) -> str:
+        """The next seed repository (the first after the last)."""
+        families = [f.name for f in self.families()]
+        return families[(families.index(family) + 1) % len(families)]
 
-    def vary(self, parent: Task, *, direction: str, seed: int) -> Task:
-        return run_sync(self.avary(parent, direction=direction, seed=seed))
+    def vary_origin(self, parent: Task) -> tuple[str, int]:
+        """Any parent varies: one of another family starts from the first seed repository, one without
+        a recorded level from its difficulty's level (easy when it has none)."""
+        prov = parent.provenance
+        families = [f.name for f in self.families()]
+        family = prov.family if prov.family in families else families[0]
+        return family, int(prov.parameters.get("level", LEVELS.get(prov.difficulty or "", 1)))
 
-    async def agenerate(self, family: str, *, seed: int, difficulty: str = "medium") -> Task:
-        if difficulty not in LEVELS:
-            raise UsageError(f"unknown difficulty {difficulty!r}", hint=f"use one of {', '.join(DIFFICULTIES)}")
-        return await self.generate_level(family, seed=seed, level=LEVELS[difficulty])
+    def generate_level(self, family: str, *, seed: int, level: int, strategy: str = "mutation",
+                       **options: Any) -> Task:
+        return run_sync(self.agenerate_level(family, seed=seed, level=level, strategy=strategy, **options))
 
-    async def generate_level(self, family: str, *, seed: int, level: int, strategy: str = "mutation") -> Task:
+    async def agenerate_level(self, family: str, *, seed: int, level: int, strategy: str = "mutation",
+                              **options: Any) -> Task:
+        """A bug of ``level`` mutations (0: one single-token mutation) in the seed repository ``family``,
+        made with ``strategy`` (mutation, llm, history) and admitted by screening. There are no other
+        options."""
         from autoenvscaling.api import make_backend
 
         from .generate import SweGenerator
         from .render import render
         from .repos import open_repository, seed_names
+        from .suite import SuiteRun
 
         if family not in seed_names():
             raise UsageError(f"unknown swe family {family!r}", hint=f"families: {', '.join(seed_names())}")
+        if options:
+            raise UsageError(f"unknown swe generation options: {', '.join(sorted(options))}", hint="the option is strategy")
+        self.check_level(level)  # before the clean suite runs
         repository = open_repository(family)
         backend = make_backend(SCREEN_BACKEND)
         try:
             snapshot = repository.snapshot()
             # The clean suite's runs are the same for every task of a snapshot: made once per domain.
-            clean = self.__dict__.setdefault("_clean_runs", {})
+            clean: dict[str, list[SuiteRun]] = self.__dict__.setdefault("_clean_runs", {})
             async with SweGenerator(backend, repository, snapshot, family=family,
                                     clean=list(clean.get(snapshot.digest, []))) as generator:
                 clean[snapshot.digest] = generator.clean
@@ -82,28 +106,3 @@ class SweDomain(Domain):
         finally:
             await backend.aclose()
         return render(instance)
-
-    async def avary(self, parent: Task, *, direction: str, seed: int) -> Task:
-        """Simpler/harder: the same repository with one mutation fewer/more (simpler than one mutation:
-        level 0, a single-token bug with a visible failing test); different: the next seed repository
-        at the same level."""
-        if direction not in DIRECTIONS:
-            raise UsageError(f"unknown direction {direction!r}", hint=f"use one of {', '.join(DIRECTIONS)}")
-        prov = parent.provenance
-        families = [f.name for f in self.families()]
-        family = prov.family if prov.family in families else families[0]
-        level = int(prov.parameters.get("level", LEVELS.get(prov.difficulty or "", 1)))
-        if direction == "different":
-            family = families[(families.index(family) + 1) % len(families)]
-        else:
-            level += 1 if direction == "harder" else -1
-            if not 0 <= level <= 3:
-                raise UsageError(f"{parent.name} is already the {'hardest' if direction == 'harder' else 'simplest'} variant",
-                                 hint="vary it with direction='different'")
-        child = await self.generate_level(family, seed=seed, level=level)
-        return child.with_provenance(parent=parent.name, direction=direction)
-
-    def kit_tasks(self) -> list[Task]:
-        """The worked examples: one bug from the seed repository's own history, one injected."""
-        return [run_sync(self.generate_level("tablefmt", seed=0, level=1, strategy="history")),
-                run_sync(self.generate_level("unitconv", seed=3, level=1, strategy="mutation"))]

@@ -46,7 +46,7 @@ def row_of(task: Task) -> dict[str, Any]:
     test_patch = unified_patch({p: visible.get(p) for p in held_files}, {p: bundle.get(p) for p in held_files})
     original = {**fixed, **{p: bundle.get(p) for p in held_files}}
     bug_patch = unified_patch(original, {p: visible.get(p) for p in original})
-    issue = task.instruction.split("\n---\n", 1)[0].strip() + "\n"
+    issue = (task.instruction or "").split("\n---\n", 1)[0].strip() + "\n"
     return {"instance_id": swe["instance_id"], "repo": swe["repo"], "base_commit": swe["base_commit"],
             "patch": patch, "test_patch": test_patch, "FAIL_TO_PASS": list(swe["FAIL_TO_PASS"]),
             "PASS_TO_PASS": list(swe["PASS_TO_PASS"]), "problem_statement": issue, "hints_text": "",

@@ -17,7 +17,7 @@ import asyncio
 import json
 import time
 
-from autoenvscaling.api import PREPARED, DomainLintGate, Evidence, Gate, GateContext, GateResult, Task
+from autoenvscaling.api import DomainLintGate, Evidence, Gate, GateContext, GateResult, Task
 
 from .patches import PatchError, apply_patch
 from .render import DOMAIN, read_patch
@@ -42,7 +42,7 @@ class SweLintGate(DomainLintGate):
     name = "swe-lint"
     order = 15
     domain = DOMAIN
-    required = ("tests/swe.json", "tests/swe_verify.py", "solution/solve.sh")
+    required = ("tests/swe.json", "tests/swe_verify.py", "tests/aes_verifier.py", "solution/solve.sh")
     hidden = ()  # the public test files are in both tests/repo and the image, on purpose
 
     @classmethod
@@ -74,7 +74,7 @@ class SweLintGate(DomainLintGate):
             copies = [p for p, d in env.items() if d == data]
             if copies:
                 return f"{copies[0]} holds the fixed version of {path}: the answer is in the image"
-        public = task.provenance.model_extra.get("public_files", []) if task.provenance.model_extra else []
+        public = task.provenance.public_files or []
         for pattern in public:
             rel = pattern.removeprefix(BUNDLE)
             if not pattern.startswith(BUNDLE) or bundle.get(rel) is None or visible.get(rel) != bundle[rel]:
@@ -118,11 +118,11 @@ class SweValidationGate(Gate):
             fixed = apply_patch(visible, read_patch(task))
         except PatchError as exc:
             return self.result("fail", f"the fix does not apply: {exc}", seconds=time.monotonic() - start)
-        prepared = ctx.scratch.get(PREPARED) or await ctx.backend.prepare(task)
+        prepared = await ctx.prepared_environment(task)
         timeout = float(spec.get("timeout_sec", 600))
 
         async def runs(changed: dict[str, bytes | None], *, search: bool = False) -> tuple[list, list[dict]]:
-            async with RepoSandbox(ctx.backend, task, visible, bundle, timeout=timeout, prepared=prepared,
+            async with RepoSandbox(ctx.require_backend(), task, visible, bundle, timeout=timeout, prepared=prepared,
                                    name=task.name) as box:
                 found = await box.copies(code_modules(visible)) if search else []
                 return [await box.run(changed) for _ in range(self.reruns)], found

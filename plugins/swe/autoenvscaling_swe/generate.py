@@ -18,6 +18,7 @@ from typing import Any
 from autoenvscaling.api import ChatMessage, LLMBackend, LLMError, SandboxBackend, UsageError
 
 from . import issue as issues
+from .domain import SweDomain
 from .inject import STRATEGIES, Candidate, SiteIndex, llm_candidates, mutation_candidate, revert_candidate
 from .patches import unified_patch
 from .render import Instance, instance_name
@@ -25,7 +26,6 @@ from .repos import Repository, Snapshot
 from .suite import (DEFAULT_SUITE_TIMEOUT, MAX_BROKEN, Classification, RepoSandbox, SuiteRun, classify, clean_problem,
                     code_modules, copies_problem)
 
-MIN_LEVEL, MAX_LEVEL = 0, 3
 # Level 0, the simplest: one single-token mutation whose symptom points at its function, and at least
 # two failing test functions, so one stays visible as a reproduction.
 EASY_OPERATORS = ("comparison_flip", "off_by_one", "wrong_operator", "change_return")
@@ -113,8 +113,7 @@ class SweGenerator:
         ``max_attempts`` candidates were all rejected (each rejection is in ``attempts``)."""
         if strategy not in STRATEGIES:
             raise UsageError(f"unknown injection strategy {strategy!r}", hint=f"use one of {', '.join(STRATEGIES)}")
-        if not MIN_LEVEL <= level <= MAX_LEVEL:
-            raise UsageError(f"level {level} is out of range", hint=f"use {MIN_LEVEL}..{MAX_LEVEL}")
+        SweDomain().check_level(level)
         rng = random.Random(f"autoenvscaling-swe/{self.snapshot.name}/{self.snapshot.commit}/{seed}/{level}/{strategy}")
         async for candidate in self._candidates(strategy, rng, level):
             if not candidate.changed:

@@ -16,7 +16,7 @@ import ast
 import bisect
 import re
 from dataclasses import dataclass
-from typing import Iterator, NamedTuple, Sequence
+from typing import Iterator, NamedTuple, Sequence, TypeGuard
 
 OPERATORS: tuple[str, ...] = ("comparison_flip", "off_by_one", "swap_arguments", "remove_branch",
                               "change_return", "wrong_operator", "drop_statement", "invert_condition")
@@ -47,6 +47,9 @@ def overlaps(a: Site, b: Site) -> bool:
 
 
 # ---- source text bookkeeping
+
+_Node = ast.expr | ast.stmt  # a node with a position in the source
+_Func = ast.FunctionDef | ast.AsyncFunctionDef
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")  # the newlines Python's tokenizer counts (not \f, \v, U+2028...)
 _PIECE = re.compile(r"#[^\r\n]*|[^\s\\()#]+")   # a comment, or a run of significant characters
@@ -83,11 +86,12 @@ class _Text:
         idx = min(bisect.bisect_right(self.starts, off) - 1, self.nlines)
         return idx + 1, len(self.text[self.starts[idx]:off].encode("utf-8", "surrogatepass"))
 
-    def span(self, node: ast.AST) -> tuple[int, int]:
+    def span(self, node: _Node) -> tuple[int, int]:
+        assert node.end_lineno is not None and node.end_col_offset is not None  # ast.parse sets them
         return (self.offset(node.lineno, node.col_offset),
                 self.offset(node.end_lineno, node.end_col_offset))
 
-    def seg(self, node: ast.AST) -> str:
+    def seg(self, node: _Node) -> str:
         return self.text[slice(*self.span(node))]
 
     def token(self, lo: int, hi: int, word: str) -> tuple[int, int] | None:
@@ -113,6 +117,12 @@ class _Text:
     def is_elif(self, node: ast.If) -> bool:
         # For ``elif`` the nested If node starts at the ``elif`` keyword itself.
         return self.text.startswith("elif", self.span(node)[0])
+
+
+def _last_line(node: _Node) -> int:
+    """The line ``node`` ends on (ast.parse sets it; the type allows None)."""
+    assert node.end_lineno is not None
+    return node.end_lineno
 
 
 def _short(text: str, limit: int = 40) -> str:
@@ -146,8 +156,8 @@ class _Scan:
     validating a candidate, much cheaper than re-parsing the whole module)."""
 
     def __init__(self) -> None:
-        self.nodes: list[tuple[ast.AST, str, ast.AST]] = []
-        self.blocks: list[tuple[list[ast.stmt], str, ast.AST]] = []
+        self.nodes: list[tuple[ast.AST, str, _Func]] = []
+        self.blocks: list[tuple[list[ast.stmt], str, _Func]] = []
 
     def defs(self, stmts: list[ast.stmt], prefix: str) -> None:
         """Code outside functions: only look for the functions defined in it."""
@@ -161,13 +171,13 @@ class _Scan:
                 for block in suites + [c.body for c in getattr(st, "cases", ())]:
                     self.defs(block, prefix)
 
-    def function(self, fn: ast.AST, qual: str) -> None:
+    def function(self, fn: _Func, qual: str) -> None:
         # Decorators, arguments (defaults, annotations) and the return annotation are not visited.
         self.blocks.append((fn.body, qual, fn))
         for st in fn.body:
             self.visit(st, qual, fn)
 
-    def visit(self, node: ast.AST, func: str, fn: ast.AST) -> None:
+    def visit(self, node: ast.AST, func: str, fn: _Func) -> None:
         if isinstance(node, _FUNCS):
             return self.function(node, f"{func}.{node.name}")
         if isinstance(node, ast.ClassDef):
@@ -199,7 +209,7 @@ class _Cand(NamedTuple):
     repl: str
     what: str
     func: str
-    fn: ast.AST      # innermost enclosing function node
+    fn: _Func        # innermost enclosing function node
 
 
 _CMP_FLIP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
@@ -222,7 +232,7 @@ def _small_int(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) is int and 0 <= node.value <= 1000
 
 
-def _is_call(node: ast.AST, name: str) -> bool:
+def _is_call(node: ast.AST, name: str) -> TypeGuard[ast.Call]:
     return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
             and not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args))
 
@@ -304,24 +314,26 @@ def _remove_branch(t: _Text, scan: _Scan) -> Iterator[_Cand]:
                 yield from _remove_else(t, st, func, fn)
             elif len(st.body) == 1 and isinstance(st.body[0], _GUARD_BODY) and not t.is_elif(st):
                 a, b = t.span(st)
-                lines = t.whole_lines(st.lineno, st.end_lineno, a, b)
+                last = _last_line(st)
+                lines = t.whole_lines(st.lineno, last, a, b)
                 if lines is None:
                     continue
                 repl = ""
                 if len(block) == 1:   # the block would become empty
-                    eol = t.text[t.starts[st.end_lineno - 1] + len(t.line(st.end_lineno)):lines[1]]
+                    eol = t.text[t.starts[last - 1] + len(t.line(last)):lines[1]]
                     repl = t.text[lines[0]:a] + "pass" + eol
                 yield _Cand("remove_branch", *lines, repl, f"remove guard `if {_short(t.seg(st.test))}:`",
                             func, fn)
 
 
-def _remove_else(t: _Text, st: ast.If, func: str, fn: ast.AST) -> Iterator[_Cand]:
+def _remove_else(t: _Text, st: ast.If, func: str, fn: _Func) -> Iterator[_Cand]:
     first = st.orelse[0]
+    line: int | None
     if len(st.orelse) == 1 and isinstance(first, ast.If) and t.is_elif(first):
         keyword, line = "elif", first.lineno
     else:
         keyword, line = "else", None
-        for k in range(st.body[-1].end_lineno + 1, first.lineno + 1):
+        for k in range(_last_line(st.body[-1]) + 1, first.lineno + 1):
             if re.match(r"[ \t\f]*else[ \t\f]*:", t.line(k)):
                 line = k
                 break
@@ -329,7 +341,7 @@ def _remove_else(t: _Text, st: ast.If, func: str, fn: ast.AST) -> Iterator[_Cand
             return
     text = t.line(line)
     head = t.starts[line - 1] + len(text) - len(text.lstrip())
-    lines = t.whole_lines(line, st.orelse[-1].end_lineno, head, t.span(st.orelse[-1])[1])
+    lines = t.whole_lines(line, _last_line(st.orelse[-1]), head, t.span(st.orelse[-1])[1])
     if lines:
         yield _Cand("remove_branch", *lines, "", f"remove `{keyword}` branch of `if {_short(t.seg(st.test))}:`",
                     func, fn)
@@ -376,8 +388,9 @@ def _wrong_operator(t: _Text, scan: _Scan) -> Iterator[_Cand]:
                 yield _Cand("wrong_operator", *tok, new, f"`{old}` -> `{new}`", func, fn)
         elif isinstance(node, ast.BoolOp):
             old, new = ("and", "or") if isinstance(node.op, ast.And) else ("or", "and")
-            toks = [t.token(t.span(x)[1], t.span(y)[0], old) for x, y in zip(node.values, node.values[1:])]
-            if all(toks):   # one span from the first to the last operator, every operator replaced
+            found = [t.token(t.span(x)[1], t.span(y)[0], old) for x, y in zip(node.values, node.values[1:])]
+            toks = [tok for tok in found if tok is not None]
+            if len(toks) == len(found):   # one span from the first to the last operator, every operator replaced
                 a, b = toks[0][0], toks[-1][1]
                 parts, pos = [], a
                 for ta, tb in toks:
@@ -406,7 +419,7 @@ def _drop_statement(t: _Text, scan: _Scan) -> Iterator[_Cand]:
         for st in block:
             if _droppable(st):
                 a, b = t.span(st)
-                lines = t.whole_lines(st.lineno, st.end_lineno, a, b)
+                lines = t.whole_lines(st.lineno, _last_line(st), a, b)
                 if lines:
                     yield _Cand("drop_statement", *lines, "", f"drop `{_short(t.text[a:b])}`", func, fn)
 
@@ -444,7 +457,7 @@ def _applies(t: _Text, c: _Cand) -> bool:
     mutated module parses exactly when the mutated function does, at a fraction of the cost."""
     fn = c.fn
     first = min([fn.lineno] + [d.lineno for d in fn.decorator_list])
-    lo, hi = t.starts[first - 1], t.starts[fn.end_lineno]
+    lo, hi = t.starts[first - 1], t.starts[_last_line(fn)]
     head = "if 1:\n" if fn.col_offset else ""
     if not lo <= c.a <= c.b <= hi:
         lo, hi, head = 0, len(t.text), ""

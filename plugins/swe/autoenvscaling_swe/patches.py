@@ -7,9 +7,10 @@ import difflib
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Mapping
 
 
-def unified_patch(before: dict[str, bytes | None], after: dict[str, bytes | None]) -> str:
+def unified_patch(before: Mapping[str, bytes | None], after: Mapping[str, bytes | None]) -> str:
     """The patch turning ``before`` into ``after`` (paths in either; None or absent: no such file)."""
     out: list[str] = []
     for path in sorted(set(before) | set(after)):

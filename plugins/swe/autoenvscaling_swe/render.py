@@ -11,6 +11,7 @@
     tests/test.sh          runs swe_verify.py; the reward is 1 when every FAIL_TO_PASS and
                            PASS_TO_PASS test passes (SWE-bench's "resolved")
     tests/swe_verify.py    the verifier (this plugin's verifier/swe_verify.py, verbatim)
+    tests/aes_verifier.py  the verifier library swe_verify.py imports (autoenvscaling.verifier)
     tests/swe.json         the test lists, the workdir, the time limit
     tests/repo/...         the original tests and test configuration (the hidden bundle)
     solution/solve.sh      applies the fix (``git apply``)
@@ -27,7 +28,7 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
-from autoenvscaling.api import Task, TaskFile, package_reader, render_task
+from autoenvscaling.api import Task, TaskFile, package_reader, render_task, verifier_library
 
 DOMAIN = "swe"
 WORKDIR = "/app"
@@ -159,6 +160,7 @@ def render(inst: Instance) -> Task:
     files.update({
         "tests/test.sh": package_text("verifier", "test.sh"),
         "tests/swe_verify.py": package_text("verifier", "swe_verify.py"),
+        **{f"tests/{n}": text for n, text in verifier_library().items()},  # swe_verify.py's library
         "tests/swe.json": json.dumps(spec, indent=1) + "\n",
         "solution/solve.sh": ("#!/bin/bash\n# Reference solution: the fix as a patch.\nset -euo pipefail\ncd /app\n"
                               "git apply --whitespace=nowarn <<'AUTOENVSCALING_PATCH'\n" + inst.patch

@@ -150,9 +150,9 @@ class Repository:
             pos = 0
             for rel in out:
                 header_end = blobs.index(b"\n", pos)
-                size = int(blobs[pos:header_end].split()[2])
-                out[rel] = blobs[header_end + 1:header_end + 1 + size]
-                pos = header_end + 2 + size
+                length = int(blobs[pos:header_end].split()[2])
+                out[rel] = blobs[header_end + 1:header_end + 1 + length]
+                pos = header_end + 2 + length
         return out
 
     def _dir_files(self) -> dict[str, bytes]:

@@ -178,7 +178,8 @@ def test_the_verifier_script_is_standalone():
     proc = subprocess.run([sys.executable, "-S", "-I", str(path), "--help"], capture_output=True, text=True)
     assert proc.returncode == 0 and "verify" in proc.stdout
     assert _imports(path) <= {"__future__", "argparse", "ast", "json", "os", "random", "re", "shutil", "signal",
-                              "subprocess", "sys", "tempfile", "threading", "time", "pathlib"}
+                              "subprocess", "sys", "tempfile", "threading", "time", "pathlib",
+                              "aes_verifier"}
     for helper in ("find_copies.py", "naive.py"):
         assert _imports(path.parent / helper) <= {"__future__", "ast", "json", "os", "subprocess", "sys", "tempfile",
                                                   "xml.etree.ElementTree", "pathlib", "swe_verify"}, helper

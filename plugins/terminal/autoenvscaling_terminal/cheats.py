@@ -422,7 +422,7 @@ class GitEmptyCommit(TerminalCheat):
         instruction = task.instruction or ""
         message = next((m for m in re.findall(r"message `([^`]+)`", instruction)), None)
         if message is None:
-            key = next((re.match(r"(\w+) = ", t).group(1) for t in ticks if re.match(r"\w+ = ", t)), "fix")
+            key = next((m.group(1) for t in ticks if (m := re.match(r"(\w+) = ", t))), "fix")
             message = f"Restore {key}"
         git = "git -c user.name=agent -c user.email=agent@example.test"
         lines = [f"mkdir -p \"$(dirname {q(out)})\" && cd /app/repo && "

@@ -39,12 +39,14 @@ class TerminalDomain(LevelledDomain):
         return [k.name for k in self._module(family).KINDS]
 
     def generate_level(self, family: str, *, seed: int, level: int, kind: str | None = None,
-                       reward_mode: str = "fraction") -> Task:
+                       reward_mode: str = "fraction", **options: Any) -> Task:
         """A task of ``family`` at ``level`` (easy 1, medium 2, hard 3; 0 to 6 reachable by variation);
         the same (family, seed, level, kind) always gives the same task. ``reward_mode`` "binary"
-        rewards 1 only when every check passes (default: fraction passed)."""
+        rewards 1 only when every check passes (default: fraction passed). There are no other options."""
         from .render import REWARD_MODES, render
 
+        if options:
+            raise UsageError(f"unknown terminal generation options: {', '.join(sorted(options))}", hint="the options are kind and reward_mode")
         self.check_level(level)
         if reward_mode not in REWARD_MODES:
             raise UsageError(f"unknown reward mode {reward_mode!r}", hint="use 'fraction' or 'binary'")

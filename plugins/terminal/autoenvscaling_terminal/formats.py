@@ -29,7 +29,9 @@ import re
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from autoenvscaling.api import Task, TaskFormat, TaskFormatError, qualified_name, short_name
+from autoenvscaling.api import (
+    Task, TaskFile, TaskFormat, TaskFormatError, qualified_name, short_name, verifier_library,
+)
 
 TASK_JSON, INITIAL, FINAL, DEF, DOCKERFILE = "task.json", "test_initial_state.py", "test_final_state.py", "container.def", "Dockerfile"
 _SKIPPED = {"container.sif", "solutions", "__pycache__", ".pytest_cache"}
@@ -83,7 +85,7 @@ def read_et_task(path: Path) -> Task:
         raise TaskFormatError(f"{path.name}/{TASK_JSON}: not valid JSON: {exc}", hint="fix the JSON") from None
     if not isinstance(meta, dict) or not isinstance(meta.get("description"), str) or not meta["description"].strip():
         raise TaskFormatError(f"{path.name}/{TASK_JSON}: no description", hint="task.json needs a non-empty \"description\"")
-    files: dict[str, bytes | str] = {}
+    files: dict[str, bytes | str | TaskFile] = {}
     for rel in sorted(p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file()):
         if rel.split("/", 1)[0] in _SKIPPED or rel in (TASK_JSON, INITIAL, FINAL):
             continue
@@ -91,15 +93,17 @@ def read_et_task(path: Path) -> Task:
     if "environment/Dockerfile" not in files:
         if "environment/container.def" not in files:
             raise TaskFormatError(f"{path.name}: no Dockerfile or container.def", hint="an Endless Terminals task needs a container definition")
-        dockerfile, extra = dockerfile_from_def(files["environment/container.def"].decode("utf-8", errors="replace"))
+        dockerfile, extra = dockerfile_from_def((path / "container.def").read_bytes().decode("utf-8", errors="replace"))
         files["environment/Dockerfile"] = dockerfile
         files.update({f"environment/{k}": v for k, v in extra.items()})
-    files["tests/" + FINAL] = (path / FINAL).read_bytes()
+    final = (path / FINAL).read_bytes()
+    files["tests/" + FINAL] = final
     if (path / INITIAL).is_file():
         files["tests/" + INITIAL] = (path / INITIAL).read_bytes()
     files["tests/truth.txt"] = str(meta.get("truth", ""))
     files["tests/test.sh"] = verifier_script(FINAL, "binary", imported=True)
     files["tests/reward.py"] = package_text("verifier", "reward.py")
+    files.update({f"tests/{n}": text for n, text in verifier_library().items()})  # reward.py's library
     files["tests/pytest.ini"] = package_text("verifier", "pytest.ini")
     name = qualified_name(_safe_name(str(meta.get("name") or path.name)))
     extra_keys = {k: v for k, v in meta.items() if k not in ("description", "truth", "name")}
@@ -107,7 +111,7 @@ def read_et_task(path: Path) -> Task:
               "task": {"name": name, "description": meta["description"].strip().splitlines()[0][:200]},
               "metadata": {"category": "terminal", "source_format": "endless-terminals", "endless_terminals": extra_keys},
               "environment": {"workdir": HOME}}
-    outputs = et_outputs(files["tests/" + FINAL].decode("utf-8", errors="replace"))
+    outputs = et_outputs(final.decode("utf-8", errors="replace"))
     if outputs:
         config["verifier"] = {"outputs": outputs}
     return Task.create(name, config, meta["description"], files, source=str(path))

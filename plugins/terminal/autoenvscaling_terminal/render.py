@@ -10,6 +10,7 @@ Every generated task has the same shape:
     tests/test.sh          runs the checks, writes /logs/verifier/reward.json and tests.json
     tests/test_outputs.py  the checks, with the hidden ground truth (TRUTH) embedded
     tests/reward.py        per-check results -> reward (fraction or binary)
+    tests/aes_verifier.py  the verifier library reward.py imports (autoenvscaling.verifier)
     tests/pytest.ini       pins pytest's rootdir to /tests
     solution/solve.sh      the reference solution
 """
@@ -21,7 +22,7 @@ import hashlib
 import pprint
 from typing import Any
 
-from autoenvscaling.api import Task, TaskFile, package_reader, qualified_name, render_task
+from autoenvscaling.api import Task, TaskFile, package_reader, qualified_name, render_task, verifier_library
 
 from .families.base import Draft, label_of
 
@@ -44,9 +45,11 @@ REWARD_MODES = ("fraction", "binary")
 package_text = package_reader(__package__)
 
 
-def select_checks(source: str, wanted: list[str], *, where: str) -> str:
+def select_checks(source: str, wanted: list[str], *, where: str, fragment: bool = False) -> str:
     """The module ``source`` with only the ``wanted`` test functions kept (helpers, imports and
-    constants stay). Comments directly above a kept statement stay with it."""
+    constants stay). Comments directly above a kept statement stay with it. A ``fragment`` (a file of
+    checks/ other than _common.py) loses its relative imports: its ``from ._common import *`` shows
+    the type checker the names the rendered file defines above it."""
     tree = ast.parse(source)
     lines = source.splitlines()
     found = {n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")}
@@ -56,17 +59,20 @@ def select_checks(source: str, wanted: list[str], *, where: str) -> str:
     out: list[str] = []
     previous_end = 0
     for node in tree.body:  # each chunk runs from the end of the previous statement: comments stay
-        chunk = lines[previous_end:node.end_lineno]
+        start = previous_end
+        chunk = lines[start:node.end_lineno]
         previous_end = node.end_lineno or previous_end
         if isinstance(node, ast.FunctionDef) and node.name.startswith("test_") and node.name not in wanted:
             continue
+        if fragment and isinstance(node, ast.ImportFrom) and node.level:
+            chunk = lines[start:node.lineno - 1]  # the comments above it stay
         out.extend(chunk)
     return "\n".join(out).strip("\n") + "\n"
 
 
 def checks_module(family: str, draft: Draft, truth: dict[str, Any], header: str) -> str:
     common = select_checks(package_text("checks", "_common.py"), ["test_initial_inputs_intact"], where="_common.py")
-    specific = select_checks(package_text("checks", f"{family}.py"), draft.checks, where=f"{family}.py")
+    specific = select_checks(package_text("checks", f"{family}.py"), draft.checks, where=f"{family}.py", fragment=True)
     inlined = "".join(f"\n# --- inlined from autoenvscaling_terminal/families/{m}.py ---\n{_without_docstring(package_text('families', m + '.py'))}\n"
                       for m in draft.inline)
     truth_src = pprint.pformat(truth, width=110, sort_dicts=True)
@@ -176,6 +182,7 @@ def render(family: str, draft: Draft, *, seed: int, level: int, reward_mode: str
         "environment/Dockerfile": dockerfile(draft),
         "tests/test.sh": verifier_script("test_outputs.py", reward_mode),
         "tests/reward.py": package_text("verifier", "reward.py"),
+        **{f"tests/{n}": text for n, text in verifier_library().items()},  # reward.py's library
         "tests/pytest.ini": package_text("verifier", "pytest.ini"),
         "tests/test_outputs.py": checks_module(family, draft, truth, header),
         "solution/solve.sh": "#!/bin/bash\n# Reference solution.\nset -eu\ncd /app\n\n" + draft.solution.strip("\n") + "\n",

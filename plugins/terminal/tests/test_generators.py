@@ -10,8 +10,6 @@ import json
 import re
 import subprocess
 import tomllib
-from importlib import resources
-from pathlib import Path
 
 import pytest
 
@@ -155,16 +153,12 @@ def test_suite_spec_is_balanced():
         assert min(per_level) >= 7, (family, per_level)
 
 
-# -- the verifier's reward logic (tests/reward.py), exercised on real report files ------------------
+# -- the verifier's reward logic (tests/reward.py: the verifier library's), on real report files -----
 
 def reward_module():
-    import importlib.util
+    from autoenvscaling.verifier import aes_verifier
 
-    path = Path(str(resources.files("autoenvscaling_terminal").joinpath("verifier", "reward.py")))
-    spec = importlib.util.spec_from_file_location("terminal_reward", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return aes_verifier
 
 
 def test_reward_scoring_rules():

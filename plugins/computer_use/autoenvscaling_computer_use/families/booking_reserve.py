@@ -106,7 +106,7 @@ class Calendar:
         self.rng, self.level = rng, level
         monday = datetime.date(2025, 1, 6) + datetime.timedelta(weeks=rng.randint(0, 90))
         self.days = [(monday + datetime.timedelta(days=i)).isoformat() for i in range(5)]
-        self.rooms = []
+        self.rooms: list[dict] = []
         for i, name in enumerate(sorted(rng.sample(ROOM_NAMES, n_rooms))):
             building = BUILDINGS[i % n_buildings] if i < 2 * n_buildings else rng.choice(BUILDINGS[:n_buildings])
             self.rooms.append({"name": name, "building": building, "floor": rng.randint(0, 3),
@@ -114,7 +114,7 @@ class Calendar:
                                "equipment": sorted(rng.sample(EQUIPMENT, rng.choice([0, 1, 1, 2, 2, 3])),
                                                    key=EQUIPMENT.index)})
         self.buildings = BUILDINGS[:n_buildings]
-        people = set()
+        people: set[str] = set()
         while len(people) < 6 + 2 * level:
             people.add(f"{rng.choice(FIRST)} {rng.choice(LAST)}")
         self.people = sorted(people)

@@ -40,7 +40,8 @@ def build(rng: random.Random, level: int) -> Draft:
     sources = rng.sample([r for r in unique if r not in updated], n_lookup + int(namesake))
     emails, taken = {r["email"] for r in rows}, set(names)
 
-    people = []  # (the values asked for, the existing row or None, {field: whose value to look up})
+    # (the values asked for, the existing row or None, {field: whose value to look up})
+    people: list[tuple[dict, dict | None, dict[str, str]]] = []
     for old in updated:  # the same person (same email) with new details
         new = dict(old)
         for fieldname in rng.sample(["phone", "city", "status", "notes"], 2 if level <= 3 else 3):
@@ -82,16 +83,16 @@ def build(rng: random.Random, level: int) -> Draft:
     rng.shuffle(people)
 
     lines, expect, params = [], [], []
-    for values, old, lookups in people:
+    for values, existing, lookups in people:
         shown = {k: (f"the same as {lookups[k]}'s" if k in lookups else v) for k, v in values.items()}
         lines.append(f"- {shown['name']}: company {shown['company']}; email {shown['email']}; phone {shown['phone']}; "
                      f"city {shown['city']}; status {shown['status']}; notes \"{shown['notes']}\"")
-        if old is None:
+        if existing is None:
             expect.append({"what": f"{values['name']} ({values['email']}) added", "table": "contacts", "insert": values,
                            "count": 1})
         else:
             expect.append({"what": f"{values['name']} ({values['email']}) updated, not duplicated", "table": "contacts",
-                           "key": {"id": old["id"]}, "values": values})
+                           "key": {"id": existing["id"]}, "values": values})
         params.append({**{k: v for k, v in values.items() if k not in lookups}, "same_as": lookups})
     rules = []
     if n_update:

@@ -16,7 +16,8 @@ SIZES = {0: 8, 1: 15, 2: 30, 3: 45, 4: 60, 5: 80}
 
 
 def contacts(rng: random.Random, n: int) -> list[dict]:
-    seen, out = set(), []
+    seen: set[tuple[str, str]] = set()
+    out: list[dict] = []
     while len(out) < n:
         first, last, company = rng.choice(FIRST), rng.choice(LAST), rng.choice(COMPANIES)
         if (first, last) in seen:

@@ -134,7 +134,8 @@ def make_rule(rng: random.Random, board: int, n_conds: int, effects: list[str], 
     else:
         value = None
     pool = EASY_CONDS if easy else CONDS
-    conds, groups = [], set()
+    conds: list[tuple[str, str | None]] = []
+    groups = set()
     for kind in rng.sample(pool, len(pool)):
         if len(conds) == n_conds or GROUP[kind] in groups:
             continue
@@ -231,7 +232,8 @@ def attempt(rng: random.Random, level: int) -> tuple | None:
         name = f"{rng.choice(FIRST)} {rng.choice(LAST)}"
         if name not in members and name.split()[0] not in {m.split()[0] for m in members}:
             members.append(name)
-    rules, used = [], {}
+    rules = []
+    used: dict[int, set[str]] = {}
     for i, n_conds in enumerate(cond_counts):
         board = rng.randrange(n_boards)
         rules.append(make_rule(rng, board, n_conds, effects or EFFECTS, level <= 1, members, used.get(board, set())))
@@ -285,7 +287,8 @@ def build(rng: random.Random, level: int) -> Draft:
     member_id = {m: i + 1 for i, m in enumerate(members)}
     label_id = {name: i + 1 for i, (name, _) in enumerate(LABELS)}
     position: dict[tuple, int] = {}
-    card_rows, link_rows, card_id = [], [], {}
+    card_rows, card_id = [], {}
+    link_rows: list[dict] = []
     for i, c in enumerate(cards, 1):
         key = (c["board"], c["col"])
         position[key] = position.get(key, 0) + 1
@@ -293,7 +296,7 @@ def build(rng: random.Random, level: int) -> Draft:
         card_rows.append({"id": i, "column_id": col_id[key], "title": c["title"], "description": c["description"],
                           "assignee_id": member_id.get(c["assignee"]), "priority": c["priority"], "due": c["due"],
                           "archived": c["archived"], "position": position[key]})
-        for name in sorted(c["labels"], key=label_id.get):
+        for name in sorted(c["labels"], key=lambda n: label_id[n]):
             link_rows.append({"id": len(link_rows) + 1, "card_id": i, "label_id": label_id[name]})
     rows = {
         "boards": [{"id": i + 1, "name": n, "description": d} for i, (n, d) in enumerate(boards)],
@@ -311,9 +314,10 @@ def build(rng: random.Random, level: int) -> Draft:
         board = boards[rule["board"]][0]
         kind, v = rule["effect"]
         sentences.append(f'On the "{board}" board, {rule_text(rule)}.')
-        hit = sorted(want, key=card_id.get)
+        hit = sorted(want, key=lambda t: card_id[t])
         for title in hit:
             cid = card_id[title]
+            exp: dict
             if kind == "move":
                 exp = {"table": "cards", "key": {"id": cid}, "values": {"column_id": col_id[(rule["board"], v)]},
                        "also": ["position"], "what": f'"{title}" ({board}) moved to {v}'}

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime
 import random
+from typing import Any
 
 from .base import Draft
 from .shop_checkout import (CATEGORIES, COLOURED, Catalogue, money, price_in, rows_of, shipping_of,
@@ -107,14 +108,14 @@ def order_history(rng: random.Random, products: list[dict], wanted: list[tuple[d
     delivered = [o for o in orders if o["status"] == "delivered"]
     chosen = rng.sample(delivered[len(delivered) // 4:], len(wanted))
     bags: dict[int, list[dict]] = {o["id"]: [] for o in orders}
-    targets = []
+    targets: list[dict] = []
     for o, (product, twin) in zip(chosen, wanted):
         bags[o["id"]] += [product] + ([twin] if twin else [])
         if level >= 2:  # the same product in two other orders, so the date must tell them apart
             for other in rng.sample([x for x in orders if x not in chosen], 2):
                 bags[other["id"]].append(product)
         targets.append({"order": o, "product": product, "reason": rng.choice(REASONS)})
-    items = []
+    items: list[dict] = []
     for o in orders:
         bag = bags[o["id"]]
         want = max(len(bag), rng.randint(1, 4))
@@ -130,7 +131,7 @@ def order_history(rng: random.Random, products: list[dict], wanted: list[tuple[d
         o["total"] = o["subtotal"]
     for t in targets:
         t["item"] = next(i for i in items if i["order_id"] == t["order"]["id"] and i["product_id"] == t["product"]["id"])
-    returns = []  # earlier requests on other delivered orders
+    returns: list[dict] = []  # earlier requests on other delivered orders
     spare = [o for o in delivered if o not in chosen]
     for o in rng.sample(spare, min(2, len(spare))):
         item = next(i for i in items if i["order_id"] == o["id"])
@@ -144,8 +145,8 @@ def build(rng: random.Random, level: int) -> Draft:
     cat = Catalogue(rng)
     do_wish, do_returns = kind in ("wishlist", "both"), kind in ("returns", "both")
     wish = sweep(rng, cat, level) if do_wish else None
-    sku = sku_target(rng, cat, wish["criteria"]["category"], level) if do_wish and level >= 2 else None
-    wanted = return_products(rng, cat, level, wish and wish["criteria"]["category"]) if do_returns else []
+    sku = sku_target(rng, cat, wish["criteria"]["category"], level) if wish is not None and level >= 2 else None
+    wanted = return_products(rng, cat, level, wish["criteria"]["category"] if wish else None) if do_returns else []
     others = [c for c in CATEGORIES if c not in {wish and wish["criteria"]["category"], sku and sku["category"]}]
     for category in rng.sample(others, 3 if do_returns else 2):
         cat.fill(category, 5 + 2 * level)
@@ -153,7 +154,7 @@ def build(rng: random.Random, level: int) -> Draft:
 
     ship, today = shipping_of(rng), today_of(rng)
     seed_wish, remove = [], []
-    if do_wish:
+    if wish is not None:
         crit = wish["criteria"]
         outside = [p for p in products if p["category"] != crit["category"] and p is not (sku and sku["product"])]
         if level >= 2:  # one target is already there, and something unrelated that stays
@@ -167,7 +168,10 @@ def build(rng: random.Random, level: int) -> Draft:
                 gone.append(p)
             remove = rng.sample(gone, 2)
             seed_wish += remove
-    orders, items, returns, targets = [], [], [], []
+    orders: list[dict] = []
+    items: list[dict] = []
+    returns: list[dict] = []
+    targets: list[dict] = []
     if do_returns:
         orders, items, returns, targets = order_history(rng, products, wanted, level, today, ship)
     wish_rows = [{"id": i, "product_id": p["id"]} for i, p in enumerate(seed_wish, 1)]
@@ -177,8 +181,9 @@ def build(rng: random.Random, level: int) -> Draft:
             "orders": orders, "order_items": items, "wishlist": wish_rows, "returns": returns,
             "settings": [{"id": 1, "name": "today", "value": today.isoformat()}]}
 
-    parts, expect, params = [], [], {}
-    if do_wish:
+    parts, expect = [], []
+    params: dict[str, Any] = {}
+    if wish is not None:
         crit = wish["criteria"]
         stock = " that is in stock" if crit["in_stock"] else ""
         text = (f"add to my wishlist every product in the {crit['category']} category priced under {money(crit['max_price'])} "

@@ -70,7 +70,10 @@ class Catalogue:
     """Products with unique names and SKUs; ``finish`` shuffles them and numbers the ids."""
 
     def __init__(self, rng: random.Random) -> None:
-        self.rng, self.items, self.names, self.skus = rng, [], set(), set()
+        self.rng = rng
+        self.items: list[dict] = []
+        self.names: set[str] = set()
+        self.skus: set[str] = set()
 
     def sku(self, category: str) -> str:
         while True:
@@ -143,7 +146,8 @@ def today_of(rng: random.Random) -> datetime.date:
 def history(rng: random.Random, products: list[dict], shipping: dict, today: datetime.date, n: int,
             first_item_id: int = 1) -> tuple[list[dict], list[dict]]:
     """n past orders (oldest first, ids 1..n) of random products, and their items."""
-    orders, items = [], []
+    orders: list[dict] = []
+    items: list[dict] = []
     day = today - datetime.timedelta(days=rng.randint(3, 9) * n + 5)
     for oid in range(1, n + 1):
         day += datetime.timedelta(days=rng.randint(3, 9))
@@ -253,7 +257,8 @@ def build(rng: random.Random, level: int) -> Draft:
     n_budget = 1 if level >= 4 else 0
     kinds = ["named", "cheapest", "cheapest", "named"][: n_items - n_budget]
     cats = rng.sample(list(CATEGORIES), len(kinds) + n_budget)
-    items, used_types = [], {}
+    items: list[dict] = []
+    used_types: dict[str, list[str]] = {}
     for kind, category in zip(kinds, cats):
         qty = 1 if level == 0 else rng.randint(1, 3)
         if kind == "named":
@@ -309,8 +314,8 @@ def build(rng: random.Random, level: int) -> Draft:
     leftovers = []
     if level >= 3:  # the form remembers the old address; the cart holds something not on the list
         checkout.update(old)
-        bought = {it["product"]["id"] for it in items}
-        spare = rng.choice([p for p in products if p["stock"] > 0 and p["id"] not in bought])
+        listed = {it["product"]["id"] for it in items}
+        spare = rng.choice([p for p in products if p["stock"] > 0 and p["id"] not in listed])
         leftovers = [{"id": 1, "product_id": spare["id"], "qty": 1}]
     rows = {"products": rows_of(products), "coupons": coupons, "cart_items": leftovers, "checkout": [checkout],
             "orders": orders, "order_items": order_items, "wishlist": [], "returns": [],
@@ -335,7 +340,7 @@ def build(rng: random.Random, level: int) -> Draft:
     new = f"(SELECT id FROM orders WHERE id > {k})"
     bought = sorted((it["product"]["id"], it["qty"], it["product"]["price"]) for it in items)
     names = {it["product"]["id"]: it["product"]["name"] for it in items}
-    expect = [
+    expect: list[dict] = [
         {"what": f"one new order shipped to {ship['customer_name']}, {ship['address']}, {ship['postcode']} {ship['city']}",
          "table": "orders", "insert": {**ship, "status": "placed"}, "count": 1},
         {"what": "the new order holds " + ", ".join(f"{q} x {names[pid]}" for pid, q, _ in bought),

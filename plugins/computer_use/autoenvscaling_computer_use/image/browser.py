@@ -21,6 +21,10 @@ import socket
 import sys
 import time
 import urllib.parse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # for the type checker only: the service imports Playwright when it launches
+    from playwright.sync_api import Browser as Chromium, Locator, Page, Playwright, Route
 
 SOCKET = "/run/aes-browser/browser.sock"
 ACTIONS = ("goto", "click", "fill", "select", "press", "scroll", "back", "observe", "screenshot")
@@ -103,12 +107,15 @@ class Browser:
 
     def __init__(self, executable: str = "/usr/bin/chromium") -> None:
         self.executable = executable
-        self.playwright = self.browser = self.page = None
+        self.playwright: Playwright | None = None
+        self.browser: Chromium | None = None
+        self.page: Page | None = None
         self.launch_ms = 0.0
 
-    def ensure(self) -> None:
+    def ensure(self) -> Page:
+        """The page, Chromium launched first if it is not running yet."""
         if self.page is not None:
-            return
+            return self.page
         from playwright.sync_api import sync_playwright
 
         start = time.perf_counter()
@@ -119,30 +126,38 @@ class Browser:
         context.set_default_timeout(ACTION_TIMEOUT_MS)
         self.page = context.new_page()
         self.launch_ms = (time.perf_counter() - start) * 1000
+        return self.page
+
+    @property
+    def opened(self) -> Page:
+        """The page ``ensure`` opened (an error before that)."""
+        if self.page is None:
+            raise BrowserError("the browser has not been launched")
+        return self.page
 
     @staticmethod
     def allowed(url: str) -> bool:
         parts = urllib.parse.urlsplit(url)
         return parts.scheme in ("http", "https") and (parts.hostname or "") in LOCAL_HOSTS | {"::1"}
 
-    def _route(self, route) -> None:  # noqa: ANN001 - a playwright Route
+    def _route(self, route: Route) -> None:
         url = route.request.url
         if self.allowed(url) or url.startswith(("data:", "about:", "blob:")):
             route.continue_()
         else:
             route.abort("blockedbyclient")
 
-    def element(self, target: str):  # noqa: ANN201 - a playwright Locator
+    def element(self, target: str) -> Locator:
         if not str(target).strip().isdigit():
             raise BrowserError(f"target must be an element number from the last observation, not {target!r}")
-        locator = self.page.locator(f'[data-aes-id="{int(target)}"]')
+        locator = self.opened.locator(f'[data-aes-id="{int(target)}"]')
         if locator.count() == 0:
             raise BrowserError(f"there is no element [{target}] on this page; run observe to number the page again")
         return locator.first
 
     def settle(self) -> None:
         try:
-            self.page.wait_for_load_state("load", timeout=ACTION_TIMEOUT_MS)
+            self.opened.wait_for_load_state("load", timeout=ACTION_TIMEOUT_MS)
         except Exception:  # a page still loading is observed as it is
             pass
 
@@ -150,8 +165,7 @@ class Browser:
         action = request.get("action")
         target = str(request.get("target") or "")
         text = str(request.get("text") or "")
-        self.ensure()
-        page = self.page
+        page = self.ensure()
         if action == "goto":
             url = target if "://" in target else "http://" + target
             if not self.allowed(url):
@@ -189,7 +203,7 @@ class Browser:
         return out
 
     def observe(self) -> str:
-        page = self.page
+        page = self.opened
         if page.url in ("", "about:blank"):
             return "URL: about:blank\n(no page open yet: goto the app's address from your instructions, e.g. http://127.0.0.1:8080/)"
         text = page.evaluate(SNAPSHOT_JS)

@@ -375,6 +375,7 @@ def serve_state(server: Server, key: str, path: str = STATE_SOCKET) -> None:
                 request = json.loads(data or b"{}")
             except ValueError:
                 request = {}
+            reply: dict
             if not hmac.compare_digest(str(request.get("key", "")).encode(), key.encode()):
                 reply = {"error": "refused: the state interface is for the verifier"}
             elif request.get("op") == "state":

@@ -31,7 +31,7 @@ def wishlist(page, w: dict) -> None:  # noqa: ANN001
         wish(page, hit[0])
     if w["remove_out_of_stock"]:
         page.goto(BASE + "/wishlist")
-        removed = []
+        removed: list[str] = []
         while len(removed) < 50:
             gone = page.locator("tbody tr").filter(has_text="Out of stock")
             if not gone.count():

@@ -32,8 +32,14 @@ import re
 import socket
 import sqlite3
 import sys
+from typing import TYPE_CHECKING
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
+if TYPE_CHECKING or __package__:  # imported on the host, as part of the plugin: the core's copy of the library
+    from autoenvscaling.api import aes_verifier
+else:  # the task's verifier: tests/aes_verifier.py beside it, first on sys.path (-I leaves TESTS off)
+    sys.path.insert(0, TESTS)
+    import aes_verifier
 SOCKET = "/run/aes-app/state.sock"
 LOGS = "/logs/verifier"
 
@@ -115,7 +121,9 @@ def score(spec: dict, seed_sql: str, state: dict) -> tuple[float, list[dict], st
     if set(before) != set(after):
         return 0.0, [], f"the app's tables changed: {sorted(set(before) ^ set(after))}"
     free = set(spec.get("free_tables", []))
-    results, covered_rows, covered_cols = [], set(), {}
+    results: list[dict] = []
+    covered_rows: set[tuple[str, object]] = set()
+    covered_cols: dict[tuple[str, str], set[str]] = {}
     for exp in spec["expect"]:
         table = exp.get("table")
         ok, detail = False, ""
@@ -126,11 +134,11 @@ def score(spec: dict, seed_sql: str, state: dict) -> tuple[float, list[dict], st
             key = (table, json.dumps(exp["key"], sort_keys=True))
             covered_cols.setdefault(key, set()).update(exp["values"], exp.get("also", []))
         elif "insert" in exp:
-            old = {r["id"] for r in before[table]}
-            new = [r for r in after[table] if r["id"] not in old and matches(r, exp["insert"])]
-            ok = len(new) == exp.get("count", 1)
-            covered_rows.update((table, r["id"]) for r in new)
-            detail = f"{len(new)} matching new row(s)"
+            seeded = {r["id"] for r in before[table]}
+            added = [r for r in after[table] if r["id"] not in seeded and matches(r, exp["insert"])]
+            ok = len(added) == exp.get("count", 1)
+            covered_rows.update((table, r["id"]) for r in added)
+            detail = f"{len(added)} matching new row(s)"
         elif "deleted" in exp:
             ok = not any(matches(r, exp["deleted"]) for r in after[table])
             gone = [r for r in before[table] if matches(r, exp["deleted"])]
@@ -167,8 +175,8 @@ def score(spec: dict, seed_sql: str, state: dict) -> tuple[float, list[dict], st
             if not changed:
                 continue
             allowed = set()
-            for (t, key), cols in covered_cols.items():
-                if t == table and matches(old[rid], json.loads(key)):
+            for (t, key_json), cols in covered_cols.items():
+                if t == table and matches(old[rid], json.loads(key_json)):
                     allowed |= cols
             extra = sorted(changed - allowed)
             if extra:
@@ -176,12 +184,11 @@ def score(spec: dict, seed_sql: str, state: dict) -> tuple[float, list[dict], st
     skipped = [r["what"] for r in results if r["required"] and not r["ok"]]
     if skipped:
         return 0.0, results, f"a step the task requires was not taken: {skipped[0]}"
-    met = sum(r["ok"] for r in results)
-    return (met / len(results) if results else 0.0), results, ""
+    return aes_verifier.fraction(r["ok"] for r in results), results, ""
 
 
 def main() -> int:
-    os.makedirs(LOGS, exist_ok=True)
+    aes_verifier.clear(LOGS, ("reward.txt", "reward.json", "details.json"))
     with open(os.path.join(TESTS, "spec.json")) as fh:
         spec = json.load(fh)
     with open(os.path.join(TESTS, "seed.sql")) as fh:
@@ -195,8 +202,9 @@ def main() -> int:
     if not isinstance(state, dict) or ("error" not in state and not isinstance(state.get("tables"), dict)):
         # something else bound to the socket (another service's socket linked there): no state, no reward
         state = {"error": f"the state interface answered something other than the app's state: {str(state)[:200]}"}
+    results: list[dict] = []
     if "error" in state:
-        reward, results, fatal = 0.0, [], str(state["error"])
+        reward, fatal = 0.0, str(state["error"])
     else:
         reward, results, fatal = score(spec, seed_sql, state)
     report(reward, results, fatal)
@@ -205,11 +213,8 @@ def main() -> int:
 
 def report(reward: float, results: list[dict], fatal: str) -> None:
     """Write the reward and the per-requirement details, and print them."""
-    details = {"reward": reward, "fatal": fatal, "requirements": results}
-    with open(os.path.join(LOGS, "details.json"), "w") as fh:
-        json.dump(details, fh, indent=1)
-    with open(os.path.join(LOGS, "reward.txt"), "w") as fh:
-        fh.write(f"{reward:.4f}\n")
+    aes_verifier.write_json("details.json", {"reward": reward, "fatal": fatal, "requirements": results}, LOGS)
+    aes_verifier.write_reward(reward, LOGS, fmt=".4f")
     for r in results:
         print(("PASS " if r["ok"] else "FAIL ") + r["what"] + (f" ({r['detail']})" if not r["ok"] else ""))
     if fatal:

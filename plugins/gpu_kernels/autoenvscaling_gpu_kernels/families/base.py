@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 LEVELS = {"easy": 1, "medium": 2, "hard": 3}
 MIN_LEVEL, MAX_LEVEL = 1, 3
@@ -47,8 +47,8 @@ class Problem:
     reference_source: str
     solution_source: str
     operation: str
-    cpu_shapes: dict[str, int]
-    gpu_shapes: dict[str, int]
+    cpu_shapes: Mapping[str, int | list[int]]   # a tuple size (KernelBench's ``input_shape``) as a list
+    gpu_shapes: Mapping[str, int | list[int]]
     params: dict[str, Any] = field(default_factory=dict)
     band: tuple[float, float] = DEFAULT_BAND
 

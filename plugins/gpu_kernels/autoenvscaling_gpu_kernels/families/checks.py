@@ -27,7 +27,7 @@ _WEIGHT_SEEDS = (1, 2)
 
 def _reference(problem: Problem) -> types.ModuleType:
     module = types.ModuleType(f"reference_{problem.family}")
-    source = with_sizes(problem.reference_source, problem.cpu_shapes)
+    source = with_sizes(problem.reference_source, dict(problem.cpu_shapes))
     exec(compile(source, f"<reference {problem.family}>", "exec"), module.__dict__)
     return module
 
@@ -88,6 +88,8 @@ def degenerate_reason(problem: Problem) -> str | None:
 def _load_file(path: Path, name: str) -> types.ModuleType:
     # triton.jit reads kernel source with inspect, so the solution must live in a real file
     spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{path} cannot be loaded as a module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)

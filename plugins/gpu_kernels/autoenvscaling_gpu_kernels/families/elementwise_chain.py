@@ -7,6 +7,7 @@ Also the elementwise vocabulary the other families reuse: ``pick_dtype``, ``deci
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from .base import DEFAULT_BAND, Problem, a
 
@@ -56,8 +57,8 @@ _BOUNDED = {"tanh", "sigmoid", "clamp"}   # exp only follows these, so it cannot
 _UNARY = ["scale", "shift", "tanh", "sigmoid", "relu", "leaky_relu", "gelu", "silu", "clamp", "square", "abs", "exp"]
 
 
-def _chain(rng: random.Random, length: int) -> list[dict]:
-    ops: list[dict] = []
+def _chain(rng: random.Random, length: int) -> list[dict[str, Any]]:
+    ops: list[dict[str, Any]] = []
     while len(ops) < length:
         name = rng.choice(_UNARY)
         prev = ops[-1]["op"] if ops else None
@@ -65,7 +66,7 @@ def _chain(rng: random.Random, length: int) -> list[dict]:
             continue
         if name == "square" and any(o["op"] == "square" for o in ops):
             continue   # one square at most keeps float16 far from overflow
-        op = {"op": name}
+        op: dict[str, Any] = {"op": name}
         if name == "scale":
             op["c"] = decimal(rng, 0.25, 2.0)
         elif name == "shift":
@@ -84,7 +85,7 @@ def _code(op: dict, expr: str) -> tuple[str, str, str]:
     if name in ACTIVATIONS:
         t, k, _ = activation(name, "v", c if c is not None else 0.1)
         return t, k, activation(name, expr, c if c is not None else 0.1)[2]
-    if name == "shift" and c < 0:
+    if name == "shift" and c is not None and c < 0:  # a shift always has its constant
         return f"v - {-c}", f"v - {-c}", f"{expr} - {-c}"
     return {
         "scale": (f"v * {c}", f"v * {c}", f"{expr} * {c}"),

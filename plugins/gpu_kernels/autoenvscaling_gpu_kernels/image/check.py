@@ -13,7 +13,7 @@ import os
 import sys
 import types
 
-TASK = {}  # the task's small sizes and tolerance, filled in when the task is written
+TASK: dict = {}  # the task's small sizes and tolerance, filled in when the task is written
 
 
 def load(path, name):

@@ -31,8 +31,9 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-if sys.path[0] != HERE:
+if sys.path[0] != HERE:  # the harness beside this file, first (-I leaves this folder off sys.path)
     sys.path.insert(0, HERE)
+import aes_verifier  # noqa: E402  (the verifier library, shipped with the harness)
 import kcompare  # noqa: E402
 import kernellint  # noqa: E402
 import ksizes  # noqa: E402
@@ -195,7 +196,9 @@ def _check(args: argparse.Namespace, spec: dict, source: str, child: Child, repo
     report["mode"] = "cuda" if cuda else "interpreter"
     ref_mod = load_reference(args.reference, None if cuda else spec.get("cpu_shapes"))
 
-    rounds, refs, job_rounds = max(MIN_ROUNDS, int(spec.get("rounds", MIN_ROUNDS))), [], []
+    rounds = max(MIN_ROUNDS, int(spec.get("rounds", MIN_ROUNDS)))
+    refs: list = []
+    job_rounds: list[dict] = []
     for _ in range(rounds):
         seed, input_seed = _fresh_seed(), _fresh_seed()
         init = list(ref_mod.get_init_inputs())
@@ -272,7 +275,7 @@ def judge_timing(spec: dict, model, inputs: list, new: dict, report: dict) -> st
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    os.makedirs(args.out, exist_ok=True)
+    aes_verifier.clear(args.out, ("reward.txt", "reward.json", "kernel.json"))  # only this run's verdict counts
     report: dict = {"status": None, "reward": 0, "reason": None, "mode": None, "rounds": [],
                     "timing": None, "lint": [], "weakened": sorted(args.weaken)}
     try:
@@ -282,15 +285,13 @@ def main(argv: list[str] | None = None) -> int:
     report.update(status="pass" if reward else "fail", reward=reward, reason=reason)
     if report["timing"] is None and report["mode"] != "cuda":
         report["timing"] = UNMEASURED
-    with open(os.path.join(args.out, "kernel.json"), "w", encoding="utf-8") as f:
-        json.dump(report, f, indent=2)
-    with open(os.path.join(args.out, "reward.txt"), "w", encoding="utf-8") as f:
-        f.write(f"{reward}\n")
+    aes_verifier.write_json("kernel.json", report, args.out, indent=2)
+    aes_verifier.write_reward(reward, args.out)
     print(f"kernelcheck: mode {report['mode'] or 'none (not run)'}; lint problems {len(report['lint'])}"
           + (f"; WEAKENED: {', '.join(report['weakened'])}" if report["weakened"] else ""))
-    for k, r in enumerate(report["rounds"], 1):
-        if "ok" in r:
-            print(f"  round {k} (seed {r['seed']}): {'ok' if r['ok'] else r['reason']}")
+    for k, rnd in enumerate(report["rounds"], 1):
+        if "ok" in rnd:
+            print(f"  round {k} (seed {rnd['seed']}): {'ok' if rnd['ok'] else rnd['reason']}")
     print(f"kernelcheck: reward {reward}: {reason}")
     return 0
 

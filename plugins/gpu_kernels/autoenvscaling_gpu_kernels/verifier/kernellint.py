@@ -137,7 +137,7 @@ class _Linter:
                            and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
         for node in ast.walk(tree):  # mark inner links of a.b.c so only the full path is judged
             if isinstance(node, ast.Attribute):
-                node.value._outer = node
+                setattr(node.value, "_outer", node)
         for node in ast.walk(tree):
             self.check_node(node)
         self.check_structure(tree)
@@ -241,15 +241,16 @@ class _Linter:
         if parts is None and isinstance(target, ast.Subscript):
             return
         root = parts[0] if parts else None
-        if root in self.aliases or root in ("torch", "triton", "tl"):
+        if parts and (root in self.aliases or root in ("torch", "triton", "tl")):
             self.say(stmt, f"assignment to {'.'.join(parts)} patches a library (not allowed)")
 
     def check_dot(self, call: ast.Call) -> None:
         if not self.strict_fp32 or self.resolve(call.func) != "triton.language.dot":
             return
         kw = {k.arg: k.value for k in call.keywords}
-        ieee = isinstance(kw.get("input_precision"), ast.Constant) and kw["input_precision"].value == "ieee"
-        no_tf32 = isinstance(kw.get("allow_tf32"), ast.Constant) and kw["allow_tf32"].value is False
+        precision, tf32 = kw.get("input_precision"), kw.get("allow_tf32")
+        ieee = isinstance(precision, ast.Constant) and precision.value == "ieee"
+        no_tf32 = isinstance(tf32, ast.Constant) and tf32.value is False
         if not (ieee or no_tf32):
             self.say(call, 'tl.dot without input_precision="ieee": tl.dot defaults to TF32 on NVIDIA GPUs, a silent downcast')
 
@@ -295,14 +296,14 @@ class _Linter:
                 names.add(node.args[0].value)
         return names
 
-    def is_kernel(self, fn: ast.FunctionDef) -> bool:
+    def is_kernel(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         for d in fn.decorator_list:
             target = d.func if isinstance(d, ast.Call) else d
             if self.resolve(target) in TRITON_DECORATORS:
                 return True
         return False
 
-    def check_host_function(self, fn: ast.FunctionDef | ast.Lambda, where: str, *, forward: bool = False) -> None:
+    def check_host_function(self, fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, where: str, *, forward: bool = False) -> None:
         """Host code (forward and its helpers) may allocate, take views and launch; never compute."""
         tensors = _Tensors(fn, self, forward=forward) if self.operators else None
         for node in ast.walk(fn):
@@ -319,7 +320,7 @@ class _Linter:
             elif tensors is not None and (op := tensors.compute_operator(node)) is not None:
                 self.say(node, f"{where} applies the operator {op} to a tensor: the task asks for a Triton kernel")
 
-    def check_kernel(self, fn: ast.FunctionDef) -> None:
+    def check_kernel(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """A @triton.jit body that names torch would run torch under the interpreter only."""
         for node in ast.walk(fn):
             if node in fn.decorator_list:
@@ -339,7 +340,7 @@ class _Tensors:
     arguments (unless annotated as scalars), arguments the function treats as tensors, ModelNew's tensor
     attributes, torch's results, and what is derived from them by views, indexing and arithmetic."""
 
-    def __init__(self, fn: ast.FunctionDef | ast.Lambda, linter: _Linter, *, forward: bool) -> None:
+    def __init__(self, fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, linter: _Linter, *, forward: bool) -> None:
         self.linter = linter
         self.names: set[str] = set()
         args = fn.args

@@ -40,6 +40,7 @@ import builtins  # noqa: E402
 import importlib.util  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
+from typing import Any  # noqa: E402
 
 import torch  # noqa: E402
 
@@ -200,6 +201,8 @@ def _import_submission(source: str):  # noqa: ANN202
     with open(path, "w", encoding="utf-8") as f:
         f.write(source)
     spec = importlib.util.spec_from_file_location("_kernelrun_submission", path)
+    if spec is None or spec.loader is None:  # never for a .py file
+        raise Rejected("solution.py cannot be imported")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # triton's interpreter and dataclasses look modules up by name
     try:
@@ -256,7 +259,8 @@ def run_rounds(job: dict, result: dict) -> None:
     model_new = _import_submission(job["source"])
     if (why := _replaced()) is not None:
         raise Rejected(f"importing solution.py: {why}")
-    buffers, model = [], None
+    buffers: list = []
+    model: Any = None
     for k, rnd in enumerate(job["rounds"], 1):
         torch.manual_seed(rnd["seed"])
         try:
@@ -314,7 +318,7 @@ def main() -> int:
         return 0
     job = torch.load(job_path, weights_only=True)
     os.unlink(job_path)  # the inputs of every round and of the fresh call: not for the submission to read
-    result = {"error": None, "rounds": [], "timing": None, "fresh": None,
+    result: dict = {"error": None, "rounds": [], "timing": None, "fresh": None,
               "device": "cuda" if torch.cuda.is_available() else "cpu"}
     try:
         run_rounds(job, result)

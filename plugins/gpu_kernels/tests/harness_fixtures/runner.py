@@ -9,6 +9,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from autoenvscaling_gpu_kernels.harness import harness_path
+
 FIXTURES = Path(__file__).parent
 HACKS = FIXTURES / "hacks"
 VERIFIER = FIXTURES.parents[1] / "autoenvscaling_gpu_kernels" / "verifier"
@@ -29,7 +31,7 @@ class Verdict:
 def kernelcheck(problem: str, solution: Path, out: Path, *, no_lint: bool = False, weaken: tuple[str, ...] = ()) -> Verdict:
     """The verdict of kernelcheck.py; ``weaken`` switches protections off (``no_lint``: the lint)."""
     d = FIXTURES / problem
-    cmd = [sys.executable, "-I", str(VERIFIER / "kernelcheck.py"), "--spec", str(d / "spec.json"),
+    cmd = [sys.executable, "-I", str(harness_path()), "--spec", str(d / "spec.json"),
            "--reference", str(d / "reference.py"), "--solution", str(solution), "--out", str(out)]
     weaken = (*weaken, "lint") if no_lint else weaken
     if weaken:

@@ -22,6 +22,7 @@ import csv
 import datetime as dt
 import io
 import random
+from typing import Any
 
 from . import content
 from .base import Draft
@@ -131,8 +132,9 @@ def _people(rng: random.Random, level: int) -> list[dict]:
     n = SIZES[level]
     base = content.people(rng, n)
     phones = rng.sample(range(1000000, 9999999), n)
-    people = [{"first": content.ascii_fold(b.first), "last": content.ascii_fold(b.last), "email": b.email,
-               "phone": f"555{phones[i]:07d}", "company": b.company, "city": b.city} for i, b in enumerate(base)]
+    people: list[dict[str, Any]] = [
+        {"first": content.ascii_fold(b.first), "last": content.ascii_fold(b.last), "email": b.email,
+         "phone": f"555{phones[i]:07d}", "company": b.company, "city": b.city} for i, b in enumerate(base)]
     kinds = ["email"] * max(1, n // 4) + ["phone"] * (0 if level == 0 else max(1, n // 6))
     if level >= 3:
         kinds += (["update"] * max(2, n // 6) + ["invalid"] * max(2, n // 8) + ["crm"] * max(2, n // 6)

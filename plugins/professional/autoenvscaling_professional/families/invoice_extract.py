@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import random
+from typing import TypedDict
 
 from . import content
 from .base import Draft
@@ -30,7 +31,20 @@ UK_CITIES = [c for c in content.CITIES if c[0] in ("Leeds", "Bristol", "Glasgow"
 VARIANTS = ("black", "white", "pack of 10", "large", "small", "grey", "box of 5", "refill")
 
 # What differs between vendors' templates: labels, date format, currency, page size, layout.
-TEMPLATES = {
+class Template(TypedDict):
+    """An invoice layout's labels: the header fields, the tax line (``{rate}``), the table columns."""
+
+    number: str
+    date: str
+    due: str
+    total: str
+    tax: str
+    cn_number: str
+    cn_total: str
+    cols: tuple[str, str, str, str]
+
+
+TEMPLATES: dict[str, Template] = {
     "classic": {"number": "Invoice No.", "date": "Invoice Date", "due": "Due Date", "total": "Total",
                 "tax": "Tax ({rate}%)", "cn_number": "Credit Note No.", "cn_total": "Total Credit",
                 "cols": ("Description", "Qty", "Unit Price", "Amount")},
@@ -51,7 +65,7 @@ def _fmt_date(day: dt.date, template: str) -> str:
     return day.strftime("%d/%m/%Y")
 
 
-def _items(rng: random.Random, n: int, sign: int = 1) -> list[tuple[str, float, float, float]]:
+def _items(rng: random.Random, n: int, sign: int = 1) -> list[tuple[str, int, float, float]]:
     """(description, qty, unit price, line total) rows; goods by the unit, services by the hour."""
     out = []
     for _ in range(n):
@@ -182,6 +196,7 @@ def _vendors(rng: random.Random, n_templates: int, count: int) -> list[dict]:
         uk = template == "uk"
         city, post = rng.choice(UK_CITIES if uk else US_CITIES)
         irish = city in ("Dublin", "Cork")
+        rate: float
         if uk:
             currency, rate = ("€", 23) if irish else ("£", 20)
             footer = f"VAT reg. no. {'IE' if irish else 'GB'} {rng.randint(1000000, 9999999)}"

@@ -144,7 +144,9 @@ def build(rng: random.Random, level: int) -> Draft:
     keys = rng.sample(range(10000, 99999), len(folks))
     want, other = kind["status"]
     renew_month = (today.replace(day=28) + dt.timedelta(days=10)).replace(day=1)
-    rows, expected, excluded = [], [], []
+    rows: list[dict] = []
+    expected: list[dict] = []  # {"key", "values", "name"} of each recipient who gets a letter
+    excluded: list[dict] = []  # and of each who does not
     for i, person in enumerate(folks):
         mailed = i < n_in
         status = want if mailed or (level >= 4 and i % 2) else rng.choice(other)

@@ -28,6 +28,7 @@ import datetime as dt
 import io
 import json
 import random
+from typing import Any
 
 from . import content
 from .base import Draft, grow
@@ -164,7 +165,7 @@ def _spend(rng: random.Random, level: int, n: int) -> dict:
     groups = rng.sample(content.DEPARTMENTS, n)
     cats = rng.sample(content.EXPENSE_CATEGORIES, min(12, 4 + level))
     vendors = content.companies(rng, 6)
-    rows = []
+    rows: list[list[Any]] = []  # date, department, category, vendor, amount, status
     for g in groups:
         for _ in range(grow(level, 4, 1.35) + rng.randint(0, 2)):
             rows.append([content.day_in(rng, year, month), g, rng.choice(cats), rng.choice(vendors),
@@ -201,7 +202,7 @@ def _sales(rng: random.Random, level: int, n: int) -> dict:
     groups = rng.sample(REGIONS, n)
     prices = {p: content.money(rng, 25, 900) for p in rng.sample(content.PRODUCTS, min(12, 4 + level))}
     reps = [p.name for p in content.people(rng, 5)]
-    orders = []
+    orders: list[dict[str, Any]] = []
     for g in groups:
         for _ in range(grow(level, 4, 1.35) + rng.randint(0, 2)):
             product = rng.choice(sorted(prices))
@@ -305,7 +306,7 @@ def build(rng: random.Random, level: int) -> Draft:
         "next": ("every action item from the notes, one bullet each, with the owner's full name"
                  + (" and the due date." if level >= 2 else ".")),
     }
-    header = None
+    header: dict[str, str] | None = None
     if level >= 3:
         chair = people[0][0].name
         header = {"to": rng.choice(["Leadership Team", "Department Heads", "Executive Committee"]), "from": chair,
@@ -324,7 +325,7 @@ def build(rng: random.Random, level: int) -> Draft:
     if level >= 2:
         rules.append("Refunds are negative amounts and reduce the totals." if what == "spend"
                      else f"Use the previous quarter's figures in {data['data']} for the comparison.")
-    if level >= 3:
+    if header is not None:  # level 3 and up
         rules.append(f"Leave out {data['exclude']}: they do not count.")
         rules.append(f"Start the memo with a header block before the first heading, one line each: To: {header['to']} / "
                      f"From: {header['from']} / Date: {_long(dt.date.fromisoformat(header['date']))} / Subject: {header['subject']}.")

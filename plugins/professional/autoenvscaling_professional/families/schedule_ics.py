@@ -22,6 +22,7 @@ import csv
 import datetime as dt
 import io
 import random
+from typing import Any
 
 from . import content
 from .base import Draft
@@ -220,7 +221,7 @@ def _draw(rng: random.Random, level: int):
     stamp = dt.datetime.combine(monday - dt.timedelta(days=3), dt.time(16, 5), tzinfo=dt.timezone.utc)
     team = _team(rng, level + 3)
     hours = rng.choice([(9 * 60, 17 * 60), (9 * 60, 17 * 60 + 30), (8 * 60 + 30, 17 * 60)])
-    rules = {"days": [d.isoformat() for d in days], "start": hours[0], "end": hours[1],
+    rules: dict[str, Any] = {"days": [d.isoformat() for d in days], "start": hours[0], "end": hours[1],
              "lunch": rng.choice([(12 * 60, 13 * 60), (12 * 60 + 30, 13 * 60 + 30)]) if level >= 1 else None,
              "buffer": 15 if level >= 4 else 0}
     files, busy = {}, {}

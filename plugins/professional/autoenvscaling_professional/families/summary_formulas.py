@@ -22,6 +22,7 @@ import datetime as dt
 import io
 import random
 import zipfile
+from typing import Any
 
 from . import content
 from .base import Draft, grow
@@ -63,7 +64,7 @@ def _records(rng: random.Random, level: int, year: int, month: int) -> tuple[lis
         rng.shuffle(values)
     out = []
     for i in range(rows):
-        rec = {k: seeded[k][i] if i < len(seeded[k]) else rng.choice(groups[k]) for k in groups}
+        rec: dict[str, Any] = {k: seeded[k][i] if i < len(seeded[k]) else rng.choice(groups[k]) for k in groups}
         rec["Units"] = rng.randint(1, 40)
         rec["Unit Price"] = price[rec["Product"]] if rng.random() < 0.7 else round(price[rec["Product"]] * rng.choice([0.9, 0.95]), 2)
         rec["Amount"] = round(rec["Units"] * rec["Unit Price"], 2)
@@ -117,7 +118,7 @@ def xlsx_bytes(wb, stamp: dt.datetime) -> bytes:
 
 def _figures(rng: random.Random, level: int, records: list[dict], year: int, month: int) -> list[dict]:
     """The key figures below the table, each with its label and the sentence that defines it."""
-    out = []
+    out: list[dict[str, Any]] = []
     if level >= 2:
         out.append({"label": "Largest Order", "fn": "max", "text": "the largest Amount of any single order (MAX)"})
     if level >= 3:
@@ -151,7 +152,7 @@ def build(rng: random.Random, level: int) -> Draft:
     metrics = ["total"] + (["count", "avg"] if level >= 1 else []) + (["units", "share"] if level >= 2 else [])
     headers = {m: rng.choice(METRIC_HEADERS[m]) for m in metrics}
     total_label = rng.choice(["Total", "Grand Total", "All " + keys[0] + "s"])
-    tables = [{"key": keys[0], "labels": groups[keys[0]], "columns": [[headers[m], m] for m in metrics],
+    tables: list[dict[str, Any]] = [{"key": keys[0], "labels": groups[keys[0]], "columns": [[headers[m], m] for m in metrics],
                "total": {"label": total_label, "columns": [[headers[m], m] for m in metrics if m in TOTAL_TEXT]}}]
     figures = _figures(rng, level, records, year, month)
     if level >= 4:

@@ -43,7 +43,7 @@ def parse(row):
 
 
 # one account exported twice: a transaction in both exports counts once (a multiset union per account)
-accounts = collections.defaultdict(collections.Counter)
+accounts: collections.defaultdict[str, collections.Counter] = collections.defaultdict(collections.Counter)
 for name in P["statements"]:
     account = name[len("bank_"):-len(".csv")].rstrip("_0123456789")
     with open(name, encoding="utf-8") as fh:
@@ -52,7 +52,7 @@ for name in P["statements"]:
 txs = [t for counter in accounts.values() for t in counter.elements()]
 txs = [t for t in txs if (t[0].year, t[0].month) == (P["year"], P["month"]) and t[3] != P["transfer"]]
 
-actual = collections.defaultdict(float)
+actual: collections.defaultdict[str, float] = collections.defaultdict(float)
 unmatched = []
 for date, text, amount, category in sorted(txs):
     if category in budget:

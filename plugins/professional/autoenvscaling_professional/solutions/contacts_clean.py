@@ -52,7 +52,7 @@ def find(i: int) -> int:
 
 seen: dict = {}
 for i, rec in enumerate(records):
-    keys = []
+    keys: list[tuple[str, ...]] = []
     if rec["email"]:
         keys.append(("email", rec["raw_email"] if WRONG else rec["email"]))
     if rec["phone"]:

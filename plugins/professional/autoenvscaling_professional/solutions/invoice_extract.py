@@ -33,7 +33,9 @@ def labelled(text: str, name: str) -> str | None:
     return found[-1].strip() if found else None
 
 
-def money(text: str) -> float:
+def money(text: str | None) -> float:
+    if text is None:
+        raise ValueError("an amount is missing from the invoice")
     value = float(re.sub(r"[^\d.]", "", text))
     return -value if text.strip().startswith("-") else value
 

@@ -78,6 +78,8 @@ if P["combined"]:
         for block in doc.element.body.iterchildren():
             if not block.tag.endswith("}sectPr"):
                 body.insert(len(body) - 1, copy.deepcopy(block))
+    if out is None:
+        sys.exit("no recipient is to get a letter")
     out.save("letters.docx")
 else:
     os.makedirs("letters", exist_ok=True)

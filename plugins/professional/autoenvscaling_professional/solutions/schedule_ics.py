@@ -52,13 +52,13 @@ def busy_of(path):
 with open("team.csv", encoding="utf-8") as fh:
     team = {row["Name"].split()[0]: row for row in csv.DictReader(fh)}
 busy = {row["Email"].lower(): busy_of(row["Calendar"]) for row in team.values()}
-rooms = []
+rooms: list[dict] = []
 if P["rooms"]:
     with open("rooms.csv", encoding="utf-8") as fh:
         rooms = [{"name": r["Room"], "capacity": int(r["Capacity"])} for r in csv.DictReader(fh)]
 
 buffer = dt.timedelta(minutes=rules["buffer"])
-placed = {}
+placed: dict[str, tuple[dt.datetime, dt.datetime, str, list[str]]] = {}
 for m in sorted(P["meetings"], key=lambda m: not m["earliest"]):
     emails = [team[first]["Email"].lower() for first in m["who"]]
     spans = [iv for e in emails for iv in busy[e]]
@@ -102,6 +102,6 @@ for i, m in enumerate(P["meetings"], start=1):
     if room:
         ev.add("location", room)
     cal.add_component(ev)
-with open(P["file"], "wb") as fh:
-    fh.write(cal.to_ical())
+with open(P["file"], "wb") as ics_file:
+    ics_file.write(cal.to_ical())
 print("booked", ", ".join(f"{t} {p[0]:%a %d %H:%M}" for t, p in placed.items()))

@@ -2,8 +2,8 @@
 
 Copied verbatim into every task's tests/ with the family's ``check_<family>.py`` and the hidden
 ``spec.json``; test.sh runs ``python3 -I /tests/profcheck.py`` (isolated: no PYTHON* variables, no
-user site, neither the script's folder nor the working directory on sys.path; ``run`` puts /tests on
-it to import the family's checks). It uses only the libraries of the task's image (openpyxl,
+user site, neither the script's folder nor the working directory on sys.path; this file puts /tests
+first on it, to import the verifier library tests/aes_verifier.py and the family's checks). It uses only the libraries of the task's image (openpyxl,
 python-docx, pypdf, icalendar, formulas): the task declares its outputs, so the verifier runs on the
 image as built plus those files, whatever the agent did to site-packages.
 
@@ -47,10 +47,16 @@ import re
 import sys
 import traceback
 import zipfile
+from typing import TYPE_CHECKING, NoReturn
 
 APP = os.environ.get("PROFCHECK_APP", "/app")
 TESTS = os.path.dirname(os.path.abspath(__file__))
 LOGS = os.environ.get("PROFCHECK_LOGS", "/logs/verifier")
+if TYPE_CHECKING or __package__:  # imported on the host, as part of the plugin: the core's copy of the library
+    from autoenvscaling.api import aes_verifier
+else:  # the task's verifier (or a family's check importing it): tests/aes_verifier.py, first on sys.path
+    sys.path.insert(0, TESTS)
+    import aes_verifier
 
 
 class Fatal(Exception):
@@ -62,6 +68,7 @@ class Report:
         self.items: list[dict] = []
         self.penalties: list[dict] = []
         self.notes: list[str] = []
+        self.fatal_reason: str | None = None  # set by ``run`` when the answer cannot be scored
 
     def req(self, name: str, ok: bool, detail: str = "") -> bool:
         self.items.append({"name": name, "ok": bool(ok), "detail": str(detail)[:300]})
@@ -78,14 +85,12 @@ class Report:
     def note(self, text: str) -> None:
         self.notes.append(str(text)[:300])
 
-    def fatal(self, reason: str) -> None:
+    def fatal(self, reason: str) -> NoReturn:
         raise Fatal(reason)
 
     def fraction(self) -> float:
         """The fraction of requirements met, each penalty that applies counting as one unmet."""
-        met = sum(1 for i in self.items if i["ok"])
-        total = len(self.items) + sum(1 for p in self.penalties if p["count"] > 0)
-        return met / total if total else 0.0
+        return aes_verifier.fraction([i["ok"] for i in self.items] + [False for p in self.penalties if p["count"] > 0])
 
     def score(self, scoring: str = "complete") -> float:
         """The reward: 1 for the whole answer, else half the fraction met ("complete"); or the plain
@@ -486,7 +491,7 @@ def sections(doc) -> list[dict]:
     from docx.table import Table
     from docx.text.paragraph import Paragraph
 
-    out = [{"heading": "", "level": None, "text": [], "tables": []}]
+    out: list[dict] = [{"heading": "", "level": None, "text": [], "tables": []}]
     for block in doc.element.body.iterchildren():
         tag = block.tag.rsplit("}", 1)[-1]
         if tag == "p":
@@ -555,6 +560,7 @@ def run(spec: dict) -> Report:
 
 
 def main() -> int:
+    aes_verifier.clear(LOGS, ("reward.txt", "reward.json", "details.json"))  # only this run's verdict counts
     with open(os.path.join(TESTS, "spec.json"), encoding="utf-8") as fh:
         spec = json.load(fh)
     try:
@@ -563,14 +569,12 @@ def main() -> int:
         traceback.print_exc()
         report = Report()
         report.items = [{"name": "verifier", "ok": False, "detail": "the checker crashed (see the output)"}]
-    fatal = getattr(report, "fatal_reason", None)
+    fatal = report.fatal_reason
     fraction = 0.0 if fatal else report.fraction()
     reward = 0.0 if fatal else report.score(spec.get("scoring", "complete"))
-    os.makedirs(LOGS, exist_ok=True)
     details = {"reward": round(reward, 6), "fraction": round(fraction, 6), "family": spec.get("family"),
                "requirements": report.items, "penalties": report.penalties, "notes": report.notes}
-    with open(os.path.join(LOGS, "details.json"), "w", encoding="utf-8") as fh:
-        json.dump(details, fh, indent=1, default=str)
+    aes_verifier.write_json("details.json", details, LOGS, default=str)
     for item in report.items:
         print(f"[{'x' if item['ok'] else ' '}] {item['name']}" + (f": {item['detail']}" if item["detail"] else ""))
     for pen in report.penalties:
@@ -578,8 +582,7 @@ def main() -> int:
             print(f"[-] {pen['name']}: {pen['count']} ({pen['detail']})")
     for note in report.notes:
         print(f"note: {note}")
-    with open(os.path.join(LOGS, "reward.txt"), "w", encoding="utf-8") as fh:
-        fh.write(f"{reward:.6f}\n")
+    aes_verifier.write_reward(reward, LOGS, fmt=".6f")
     print(f"fraction met {fraction:.6f}")
     print(f"reward {reward:.6f}")
     return 0

@@ -285,7 +285,9 @@ def plant_canaries(repo: Path, files: list[str], rng: random.Random) -> tuple[li
     expects[first], expects[second] = True, False
     drawn = list(zip(base, expects)) + [(style, False) for style in _styles("\n".join(sources.values()))]
     rng.shuffle(drawn)
-    canaries, functions, methods = [], {f: [] for f in sources}, {f: [] for f in sources}
+    canaries: list[dict] = []
+    functions: dict[str, list[list[str]]] = {f: [] for f in sources}
+    methods: dict[str, list[tuple[str, list[str], bool]]] = {f: [] for f in sources}
     taken = {f: _names(s)[0] for f, s in sources.items()}
     for style, ok in drawn:
         file = rng.choice(sorted(sources))
@@ -456,7 +458,6 @@ def run_pytest(repo: Path, paths: list[str], *, timeout: float, plugins: list[st
     read_fd, write_fd = os.pipe()
     command = [sys.executable, "-B", "-s", "-P", "-c", BOOT, str(recorder), str(write_fd), ":".join([*roots, str(repo)]),
                "-p", "no:cacheprovider", "-q", "--tb=short", *(a for p in plugins for a in ("-p", p)), "--", *paths]
-    identity = {"user": child_uid, "group": child_uid, "extra_groups": []} if child_uid is not None else {}
     chunks: list[bytes] = []
     reader = threading.Thread(target=_drain, args=(read_fd, chunks), daemon=True)
     since = _boot_ticks()
@@ -464,7 +465,8 @@ def run_pytest(repo: Path, paths: list[str], *, timeout: float, plugins: list[st
     with tempfile.TemporaryFile() as output:
         try:
             proc = subprocess.Popen(command, cwd=repo, env=env, stdin=subprocess.DEVNULL, stdout=output,
-                                    stderr=subprocess.STDOUT, start_new_session=True, pass_fds=(write_fd,), **identity)
+                                    stderr=subprocess.STDOUT, start_new_session=True, pass_fds=(write_fd,),
+                                    user=child_uid, group=child_uid, extra_groups=None if child_uid is None else [])
         finally:
             os.close(write_fd)
         reader.start()
@@ -533,7 +535,18 @@ def run_suite(workdir: Path, bundle: Path, paths: list[str], *, timeout: float, 
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def _library():  # noqa: ANN202 - the module
+    """tests/aes_verifier.py, the verifier library beside this file, first on sys.path (-I leaves this
+    folder off it). Imported by ``verify`` alone: the tested process imports this file too, from a
+    private folder holding only it, and must never import anything from there."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import aes_verifier
+
+    return aes_verifier
+
+
 def verify(spec_path: Path) -> int:
+    aes_verifier = _library()
     spec = json.loads(spec_path.read_text())
     logs = Path(spec.get("logs", "/logs/verifier"))
     logs.mkdir(parents=True, exist_ok=True)
@@ -547,10 +560,9 @@ def verify(spec_path: Path) -> int:
     results = {t: int(run["tests"].get(t, {}).get("outcome") == "passed") for t in listed}
     trusted = not run["integrity"] and not run["timed_out"]
     reward = int(bool(listed) and all(results.values()) and trusted)
-    for stale in ("reward.txt", "reward.json", "tests.json"):  # only this run's verdict counts
-        (logs / stale).unlink(missing_ok=True)
-    (logs / "tests.json").write_text(json.dumps(results, indent=1, sort_keys=True))
-    (logs / "reward.json").write_text(json.dumps({"reward": reward}))
+    aes_verifier.clear(str(logs), ("reward.txt", "reward.json", "tests.json"))  # only this run's verdict counts
+    aes_verifier.write_json("tests.json", results, str(logs), sort_keys=True)
+    aes_verifier.write_reward(reward, str(logs), as_json=True)
     failed = [t for t, ok in results.items() if not ok]
     print(f"swe verifier: {len(listed) - len(failed)}/{len(listed)} listed tests passed in {run['seconds']:.1f}s"
           + (" (timed out)" if run["timed_out"] else "") + f"; reward {reward}")

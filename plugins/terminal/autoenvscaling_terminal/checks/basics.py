@@ -1,4 +1,5 @@
 # Checks of the basics family: one check per step, each judging the final state that step asks for.
+from ._common import *  # the names the rendered file defines above, for the type checker (dropped when rendered)
 import stat
 
 

@@ -1,4 +1,5 @@
 # Checks of the cron_schedule family (cron_field, cron_parse and cron_signature are inlined above).
+from ._common import *  # the names the rendered file defines above, for the type checker (dropped when rendered)
 
 
 def crontab_entries():

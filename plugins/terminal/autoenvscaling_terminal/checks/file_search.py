@@ -1,4 +1,5 @@
 # Checks of the file_search family.
+from ._common import *  # the names the rendered file defines above, for the type checker (dropped when rendered)
 
 
 def collected():

@@ -1,4 +1,5 @@
 # Checks of the git_ops family. They read the repository with the git command line.
+from ._common import *  # the names the rendered file defines above, for the type checker (dropped when rendered)
 REPO = APP / "repo"
 # git runs programs its configuration names (fsmonitor, hooks, filters, gpg, ...), and the
 # repository's configuration is the agent's: the checks read the repository with a configuration

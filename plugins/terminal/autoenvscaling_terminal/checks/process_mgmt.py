@@ -1,5 +1,6 @@
 # Checks of the process_mgmt family: they start and stop real processes. The agent's scripts (and
 # the workers they start) run as the agent-code user (see run_agent above), so /app is theirs.
+from ._common import *  # the names the rendered file defines above, for the type checker (dropped when rendered)
 
 own(APP)
 

@@ -1,6 +1,7 @@
 # Checks of the python_script family: the agent's code runs in a subprocess on unseen inputs, as the
 # agent-code user (see run_agent above), so a crash or an endless loop fails a check instead of
 # hanging the verifier.
+from ._common import *  # the names the rendered file defines above, for the type checker (dropped when rendered)
 
 own(APP)
 

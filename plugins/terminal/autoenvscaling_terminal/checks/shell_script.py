@@ -1,5 +1,6 @@
 # Checks of the shell_script family: the agent's script runs on inputs it has never seen, as the
 # agent-code user (see run_agent above).
+from ._common import *  # the names the rendered file defines above, for the type checker (dropped when rendered)
 import tarfile
 
 own(APP)

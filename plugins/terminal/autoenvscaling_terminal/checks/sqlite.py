@@ -1,4 +1,5 @@
 # Checks of the sqlite family. They read the database with Python's sqlite3 module.
+from ._common import *  # the names the rendered file defines above, for the type checker (dropped when rendered)
 import sqlite3
 
 

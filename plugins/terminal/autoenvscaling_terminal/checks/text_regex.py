@@ -1,4 +1,5 @@
 # Checks of the text_regex family.
+from ._common import *  # the names the rendered file defines above, for the type checker (dropped when rendered)
 
 EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+")
 

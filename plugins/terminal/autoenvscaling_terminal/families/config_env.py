@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import random
+from typing import Any
 
 from . import vocab
 from .base import Draft, Kind, Wording, choose_kind, grow
@@ -238,8 +239,9 @@ def _no_empty_field(files: dict[str, bytes], report: dict[str, dict[str, list[st
     if not any(e["invalid"] for e in report.values()):
         for name in names:
             lines = env_lines(name)
-            i, key = next(((i, l.split("=", 1)[0]) for i, l in enumerate(lines) if l.split("=", 1)[0] in schema), (None, None))
-            if key is not None:
+            hit = next(((i, l.split("=", 1)[0]) for i, l in enumerate(lines) if l.split("=", 1)[0] in schema), None)
+            if hit is not None:
+                i, key = hit
                 lines[i] = f"{key}={BAD[schema[key]['type']][0]}"
                 put(name, lines)
                 report[name]["invalid"] = sorted(report[name]["invalid"] + [key])
@@ -254,7 +256,7 @@ def build_env_validate(rng: random.Random, level: int) -> Draft:
     keys = rng.sample(["PORT", "WORKERS", "DEBUG", "API_URL", "REGION", "CACHE_TTL", "ENABLE_SSO", "CALLBACK_URL", "TEAM", "MAX_CONN"], n_keys)
     types = {k: ("int" if k in ("PORT", "WORKERS", "CACHE_TTL", "MAX_CONN") else "bool" if k in ("DEBUG", "ENABLE_SSO")
                  else "url" if k.endswith("URL") else "string") for k in keys}
-    schema = {k: {"type": types[k], "required": rng.random() < 0.7} for k in keys}
+    schema: dict[str, dict[str, Any]] = {k: {"type": types[k], "required": rng.random() < 0.7} for k in keys}
     ranges = level >= 3
     if ranges:
         for k in keys:

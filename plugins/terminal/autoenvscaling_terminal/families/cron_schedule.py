@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime
 import json
 import random
+from typing import Any
 
 from . import vocab
 from .base import Draft, Kind, Wording, choose_kind
@@ -48,7 +49,8 @@ def _schedule(rng: random.Random, hardness: int) -> tuple[str, list[str]]:
 def build_write(rng: random.Random, level: int) -> Draft:
     n_jobs = 1 + level
     names = rng.sample(["backup", "rotate_logs", "report", "sync", "cleanup", "healthcheck", "reindex", "digest", "prune"], n_jobs)
-    jobs, seen = [], set()
+    jobs: list[dict[str, Any]] = []
+    seen = set()
     for i, name in enumerate(names):
         for _ in range(20):
             desc, fields = _schedule(rng, min(level, 3) if i == 0 else rng.randint(0, min(level, 3)))

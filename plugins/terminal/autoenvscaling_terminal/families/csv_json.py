@@ -16,6 +16,7 @@ import io
 import json
 import random
 from collections import defaultdict
+from typing import Any
 
 from . import vocab
 from .base import Draft, Kind, Wording, choose_kind, grow
@@ -206,7 +207,7 @@ def build_events(rng: random.Random, level: int) -> Draft:
     lines, rows = [], []
     for i in range(n):
         ts += rng.randint(1, 500)
-        ev = {"ts": ts, "event": rng.choice(types), "user": {"id": rng.choice(users), "plan": rng.choice(["free", "pro", "team"])}}
+        ev: dict[str, Any] = {"ts": ts, "event": rng.choice(types), "user": {"id": rng.choice(users), "plan": rng.choice(["free", "pro", "team"])}}
         if rng.random() < 0.5:
             ev["meta"] = {"ip": f"10.0.{rng.randint(0, 9)}.{rng.randint(1, 200)}"}
         if missing and rng.random() < 0.2:

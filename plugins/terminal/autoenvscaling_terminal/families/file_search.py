@@ -15,6 +15,7 @@ import hashlib
 import json
 import random
 from pathlib import PurePosixPath
+from typing import Any
 
 from . import vocab
 from .base import Draft, Kind, Wording, choose_kind, grow
@@ -83,7 +84,7 @@ def build_collect(rng: random.Random, level: int) -> Draft:
         expected = sorted(p[len("project/"):] for p, data in files.items() if matches(p[len("project/"):], data))
     dest = rng.choice(["collected", "selection", "export/matches", "review"])
     manifest = level >= 2
-    truth = {"dest": dest, "expected": {p: hashlib.sha256(files[f"project/{p}"]).hexdigest() for p in expected}}
+    truth: dict[str, Any] = {"dest": dest, "expected": {p: hashlib.sha256(files[f"project/{p}"]).hexdigest() for p in expected}}
     checks = ["test_collected_files"]
     w = Wording(rng)
     criteria = [w.pick(["its name ends in `{ext}`", "it has the `{ext}` extension"], ext=ext)]

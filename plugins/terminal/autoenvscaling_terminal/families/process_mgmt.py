@@ -11,6 +11,7 @@ Kinds:
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from . import vocab
 from .base import Draft, Kind, Wording, choose_kind
@@ -119,7 +120,7 @@ esac'''
 
 def _jobs(rng: random.Random, level: int, retries: bool) -> list[dict]:
     word = rng.choice(vocab.WORDS)
-    jobs = [
+    jobs: list[dict[str, Any]] = [
         {"name": f"say_{word}", "timeout": 5, "command": f"echo {word}", "exit": 0, "output": word},
         {"name": "failing", "timeout": 5, "command": f"echo oops >&2; exit {rng.randint(2, 9)}", "exit": None, "output": "oops"},
         {"name": "too_slow", "timeout": 1, "command": "sleep 5", "exit": 124, "output": ""},

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import random
+from typing import Any
 
 from . import vocab
 from .base import Draft, Kind, Wording, choose_kind
@@ -114,13 +115,13 @@ def _inventory_case(rng: random.Random, level: int) -> dict:
     items = rng.sample([p.replace(" ", "-") for p in vocab.PRODUCTS], 4 + level)
     stock = {it: rng.randint(0, 30) for it in items[:-1]}
     types = ["sell", "sell", "restock"] + (["adjust"] if level >= 3 else [])
-    txs = []
+    txs: list[dict[str, Any]] = []
     for _ in range(6 + 3 * level):
         t = rng.choice(types)
         item = rng.choice(items if level >= 2 else items[:-1])
         txs.append({"type": t, "item": item, "qty": rng.randint(1, 25)})
     final, rejected = _apply(stock, txs, level)
-    report = {}
+    report: dict[str, list[int]] = {}  # item -> [sold, restocked]
     for i, tx in enumerate(txs):
         if i in rejected or tx["type"] == "adjust":
             continue
@@ -205,7 +206,7 @@ def _vkey(v: str) -> tuple:
 def build_semver(rng: random.Random, level: int) -> Draft:
     tool = rng.choice(["versions.py", "semver_tool.py", "vtool.py"])
     pre = level >= 2
-    versions = set()
+    versions: set[str] = set()
     while len(versions) < 8 + 3 * level:
         v = f"{rng.randint(0, 4)}.{rng.randint(0, 12)}.{rng.randint(0, 20)}"
         if pre and rng.random() < 0.3:

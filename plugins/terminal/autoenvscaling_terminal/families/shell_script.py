@@ -126,13 +126,12 @@ def build_rename(rng: random.Random, level: int) -> Draft:
 def _stats_case(rng: random.Random, level: int, column: bool) -> dict:
     values = [rng.randint(-50, 500) for _ in range(rng.randint(5, 8 + 4 * level))]
     lines = []
-    ncols, col = (rng.randint(2, 4), None) if column else (1, None)
-    if column:
-        col = rng.randint(1, ncols)
+    ncols = rng.randint(2, 4) if column else 1
+    col = rng.randint(1, ncols) if column else None  # 1-based
     for v in values:
         if level >= 2 and rng.random() < 0.2:
             lines.append(rng.choice(["", "# comment " + rng.choice(vocab.WORDS), "   "]))
-        if column:
+        if col is not None:
             cells = [str(rng.randint(0, 99)) for _ in range(ncols)]
             cells[col - 1] = str(v)
             lines.append(",".join(cells))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import random
 import sqlite3
 from dataclasses import dataclass
+from typing import Any
 
 from . import vocab
 from .base import Draft, Kind, Wording, choose_kind, grow
@@ -116,7 +117,7 @@ def build_report(rng: random.Random, level: int) -> Draft:
     picked = sorted(rng.sample(eligible, min(count, len(eligible))), key=lambda q: (q.weight, q.text))
     db = rng.choice(["shop.db", "data/store.sqlite", "db/sales.db"])
     answers = rng.choice(["answers", "results", "out"])
-    qs = []
+    qs: list[dict[str, Any]] = []
     for i, q in enumerate(picked, 1):
         rows = [list(r) for r in con.execute(q.sql).fetchall()]
         qs.append({"file": f"{answers}/q{i}.csv", "columns": q.columns, "rows": rows})

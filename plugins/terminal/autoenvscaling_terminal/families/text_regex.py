@@ -96,7 +96,7 @@ def build_redact(rng: random.Random, level: int) -> Draft:
     decoys = level >= 1
     domains = rng.sample(vocab.EMAIL_DOMAINS, 4)
     src, dst = [], []
-    counts = Counter()
+    counts: Counter[str] = Counter()
     for i in range(n):
         parts_src, parts_dst = [f"#{rng.randint(10000, 99999)} [{rng.choice(['open', 'closed', 'pending'])}]"], None
         parts_dst = list(parts_src)

@@ -59,6 +59,14 @@ def minutes(text: str) -> int | None:
     return int(m.group(1)) * 60 + int(m.group(2))
 
 
+def stored_minutes(text: str) -> int:
+    """A booking's time as the database holds it (checked when it was written) -> minutes."""
+    value = minutes(text)
+    if value is None:
+        raise ValueError(f"a stored booking time is not a time of day: {text!r}")
+    return value
+
+
 def hhmm(total: int) -> str:
     return f"{total // 60:02d}:{total % 60:02d}"
 
@@ -193,7 +201,7 @@ class Booking(App):
             cells, at = [], OPEN
             for b in r.db.execute("SELECT * FROM bookings WHERE room_id = ? AND date = ? ORDER BY start_time",
                                   [room["id"], date]):
-                start, end = minutes(b["start_time"]), minutes(b["end_time"])
+                start, end = stored_minutes(b["start_time"]), stored_minutes(b["end_time"])
                 cells += ["<td></td>"] * max(0, (start - at) // STEP)
                 span = max(1, (end - max(start, at)) // STEP)
                 cells.append(f'<td class="busy" colspan={span}><a href="/bookings/{b["id"]}">{esc(b["title"])}</a> '

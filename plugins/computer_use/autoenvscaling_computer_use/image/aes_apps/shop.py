@@ -595,6 +595,7 @@ class Shop(App):
         data: dict = dict(r.json) if isinstance(r.json, dict) else dict(r.form)
         errors, lines = [], []
         items = data.get("items", "")
+        pairs: list  # (product id, quantity) as sent: anything a JSON body holds
         if isinstance(items, str):
             pairs = [p.split(":", 1) if ":" in p else p.split("x", 1) for p in items.replace(" ", "").split(",") if p]
         elif isinstance(items, list):

@@ -21,7 +21,8 @@ def _flat(text) -> str:
 def _pages(doc) -> list[list[str]]:
     """The document's lines (paragraphs, split at line breaks), grouped into pages at page breaks
     (a page-break run, "page break before", a section break)."""
-    pages, lines = [[]], [""]
+    pages: list[list[str]] = [[]]
+    lines = [""]
 
     def new_line():
         pages[-1].append(lines[0])
