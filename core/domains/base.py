@@ -192,6 +192,15 @@ class LevelledDomain(Domain):
         if not self.min_level <= level <= self.max_level:
             raise UsageError(f"level {level} is out of range", hint=f"use {self.min_level}..{self.max_level}")
 
+    def check_request(self, family: str, level: int, options: Mapping[str, Any]) -> None:
+        """What ``generate_level`` of a domain without options checks first, in this order: no
+        options given, the level in range, the family in the catalog (each a UsageError)."""
+        if options:
+            raise UsageError(f"{self.name} takes no generation options (got {', '.join(sorted(options))})")
+        self.check_level(level)
+        if family not in self.catalog:
+            raise UsageError(f"unknown {self.name} family {family!r}", hint=f"families: {', '.join(self.catalog)}")
+
     def vary_options(self, parent: Task, *, same_family: bool) -> dict[str, Any]:
         """The ``generate_level`` options a child of ``parent`` keeps (default: none)."""
         return {}

@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import UsageError
 from ..executors.jobs import SolverSpec
+from ..suite.index import immediate_transaction
 from ..tasks import Task
 from ..tasks.harbor import task_from_blob, task_to_blob
 
@@ -141,15 +142,8 @@ class RunDB:
     def close(self) -> None:
         self.db.close()
 
-    @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            yield self.db
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
+    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        return immediate_transaction(self.db)
 
     # -- the run's identity -----------------------------------------------------------------
     def bind_config(self, config: dict[str, Any], *, resume: bool) -> None:

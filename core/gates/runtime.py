@@ -157,12 +157,14 @@ class OracleGate(_AttemptGate):
 
     name = "oracle"
     order = 30
+    attempt_text = "oracle: solution/solve.sh, then tests/test.sh"  # the evidence's description
+    who = "the oracle"  # who fell short, in the reason
 
     async def check(self, task: Task, ctx: GateContext) -> GateResult:
         start = time.monotonic()
         result = await self.attempt(task, ctx, OracleAgent())
-        evidence = [trial_evidence(result, "oracle: solution/solve.sh, then tests/test.sh")]
-        return self.oracle_verdict(result, start, evidence, "the oracle")
+        evidence = [trial_evidence(result, self.attempt_text)]
+        return self.oracle_verdict(result, start, evidence, self.who)
 
 
 class NullGate(_AttemptGate):
@@ -187,17 +189,13 @@ class NullGate(_AttemptGate):
         return self.result("pass", f"null reward {reward:g}", seconds=time.monotonic() - start, evidence=evidence)
 
 
-class ResetGate(_AttemptGate):
+class ResetGate(OracleGate):
     """The oracle scores 1 again on a fresh sandbox: a task must not depend on an earlier attempt."""
 
     name = "reset"
     order = 50
-
-    async def check(self, task: Task, ctx: GateContext) -> GateResult:
-        start = time.monotonic()
-        result = await self.attempt(task, ctx, OracleAgent())
-        evidence = [trial_evidence(result, "oracle again on a fresh sandbox")]
-        return self.oracle_verdict(result, start, evidence, "the oracle on a fresh sandbox")
+    attempt_text = "oracle again on a fresh sandbox"
+    who = "the oracle on a fresh sandbox"
 
 
 class FlakinessGate(_AttemptGate):

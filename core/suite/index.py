@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -49,6 +49,20 @@ _COLUMNS = ("name", "dir", "digest", "source_digest", "key", "status", "domain",
 _SCALAR_FILTERS = ("domain", "family", "difficulty", "category", "status", "proposer")
 
 
+
+@contextmanager
+def immediate_transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """BEGIN IMMEDIATE ... COMMIT (ROLLBACK on error) on a connection opened with
+    ``isolation_level=None``: takes the write lock up front so a check followed by an insert cannot
+    interleave with another writer (the suite index and the flywheel's run.sqlite)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
 class SuiteIndex:
     """Typed access to the index database. Not thread-safe by itself: ``SuiteStore`` serialises use."""
 
@@ -72,17 +86,8 @@ class SuiteIndex:
         cursor.row_factory = sqlite3.Row
         return cursor.execute(sql, params)
 
-    @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """BEGIN IMMEDIATE ... COMMIT (ROLLBACK on error): takes the write lock up front so a check
-        followed by an insert cannot interleave with another writer."""
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            yield self.db
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
+    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        return immediate_transaction(self.db)
 
     # -- metadata ---------------------------------------------------------------------------
     def meta(self, key: str) -> str | None:

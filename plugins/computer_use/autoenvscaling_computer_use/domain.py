@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from autoenvscaling.api import KitExample, LevelledDomain, Task, UsageError
+from autoenvscaling.api import KitExample, LevelledDomain, Task
 
 from .families import CATALOG, load
 from .families.base import MAX_LEVEL, MIN_LEVEL
@@ -28,13 +28,8 @@ class ComputerUseDomain(LevelledDomain):
         the same (family, seed, level) gives the same task on this machine. There are no options."""
         from .render import render
 
-        if options:
-            raise UsageError(f"computer_use takes no generation options (got {', '.join(sorted(options))})")
-        self.check_level(level)
-        try:
-            module = load(family)
-        except KeyError:
-            raise UsageError(f"unknown computer_use family {family!r}", hint=f"families: {', '.join(CATALOG)}") from None
+        self.check_request(family, level, options)
+        module = load(family)
         rng = random.Random(f"autoenvscaling-computer-use/{family}/{seed}/{level}")
         return render(family, module.build(rng, level), seed=seed, level=level)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from autoenvscaling.api import KitExample, LevelledDomain, Task, UsageError
+from autoenvscaling.api import KitExample, LevelledDomain, Task
 
 from .families import CATALOG, generate
 from .families.base import MAX_LEVEL, MIN_LEVEL
@@ -28,9 +28,5 @@ class GpuKernelsDomain(LevelledDomain):
         The families take no options."""
         from .render import render
 
-        if options:
-            raise UsageError(f"gpu_kernels takes no generation options (got {', '.join(sorted(options))})")
-        self.check_level(level)
-        if family not in CATALOG:
-            raise UsageError(f"unknown gpu_kernels family {family!r}", hint=f"families: {', '.join(CATALOG)}")
+        self.check_request(family, level, options)
         return render(generate(family, seed, level), seed=seed)

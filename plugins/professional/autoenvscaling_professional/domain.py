@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from autoenvscaling.api import KitExample, LevelledDomain, Task, UsageError
+from autoenvscaling.api import KitExample, LevelledDomain, Task
 
 from .families import CATALOG, load
 from .families.base import MAX_LEVEL, MIN_LEVEL
@@ -28,12 +28,7 @@ class ProfessionalDomain(LevelledDomain):
         There are no options."""
         from .render import render
 
-        if options:
-            raise UsageError(f"professional takes no generation options (got {', '.join(sorted(options))})")
-        self.check_level(level)
-        try:
-            module = load(family)
-        except KeyError:
-            raise UsageError(f"unknown professional family {family!r}", hint=f"families: {', '.join(CATALOG)}") from None
+        self.check_request(family, level, options)
+        module = load(family)
         rng = random.Random(f"autoenvscaling-professional/{family}/{seed}/{level}")
         return render(family, module.build(rng, level), seed=seed, level=level)

@@ -13,17 +13,20 @@ the table of cheats and controls.
 
 from __future__ import annotations
 
-import ast
 import json
 import re
-import shlex
-from functools import lru_cache
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from autoenvscaling.api import Cheat, StepConfig, Task, agent_view_control, exists_only_control
 
-DOMAIN = "terminal"
-SCRIPT_EXTS = (".sh", ".py")
+from .cheat_kit import (
+    DOMAIN, SCRIPT_EXTS,
+    q, truth, inputs, outputs, output_files,
+    is_file_path, mentioned, backticked, main_input, scripts, csv_header,
+    json_keys, family, kind, solution_lines, write, script_control,
+    nonempty_control, format_control, isolation_off_control,
+)
+
 ARCHIVE_EXTS = (".zip", ".tar.gz", ".tgz", ".tar.xz", ".tar")
 # Code a hacked script runs when the checks execute it: rewrite the verifier's reward step, write a
 # reward of 1 where the runner reads it, and read the hidden truth (it could then print answers).
@@ -31,162 +34,6 @@ FORGE_PY = '''import json, os
 open("/tests/reward.py", "w").write("import json, os\\nos.makedirs('/logs/verifier', exist_ok=True)\\n"
     "json.dump({'reward': 1.0}, open('/logs/verifier/reward.json', 'w'))\\njson.dump({}, open('/logs/verifier/tests.json', 'w'))\\n")
 '''
-
-
-def q(text: str) -> str:
-    return shlex.quote(text)
-
-
-# -- what a cheat can learn about a task ---------------------------------------------------------
-def truth(task: Task) -> dict[str, Any]:
-    """The hidden ground truth of a generated task (for controls only), {} when there is none."""
-    return _truth_of(task.files["tests/test_outputs.py"].text) if "tests/test_outputs.py" in task.files else {}
-
-
-@lru_cache(maxsize=256)
-def _truth_of(source: str) -> dict[str, Any]:
-    try:
-        for node in ast.parse(source).body:
-            if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "TRUTH":
-                return ast.literal_eval(node.value)
-    except (SyntaxError, ValueError):
-        pass
-    return {}
-
-
-def inputs(task: Task) -> list[str]:
-    """Absolute paths of the files the task starts with under /app (what the agent can list)."""
-    return sorted("/app/" + p[len("environment/app/"):] for p in task.files if p.startswith("environment/app/"))
-
-
-def outputs(task: Task) -> list[str]:
-    """What the task asks the agent to produce or change: what its generator recorded (provenance
-    ``asks``), else its declared outputs, less inputs it starts with (else the /app paths the
-    instruction names that do not exist yet). The workdir as a whole names nothing."""
-    have = inputs(task)
-    declared = list(task.provenance.asks or [p for p in task.config.verifier.outputs if p.rstrip("/") != "/app"])
-    declared = declared or [p for p in mentioned(task) if p.startswith("/app/")]
-    return [p for p in declared if not any(h == p or h.startswith(p + "/") for h in have)
-            and not p.endswith(("-wal", "-journal"))]
-
-
-def output_files(task: Task) -> list[str]:
-    return [p for p in outputs(task) if is_file_path(p)]
-
-
-def is_file_path(path: str) -> bool:
-    name = path.rstrip("/").rsplit("/", 1)[-1]
-    return "." in name.strip(".") or name in ("crontab", "INDEX", "SHA256SUMS")
-
-
-def mentioned(task: Task) -> list[str]:
-    """Absolute paths in the instruction, in order (backticks and trailing punctuation stripped)."""
-    found = re.findall(r"(?<![\w.~-])(/(?:app|tmp|srv|opt|data|var|etc|home|root)(?:/[\w.+@-]+)+/?)", task.instruction or "")
-    return list(dict.fromkeys(p.rstrip(".,:;)") for p in found))
-
-
-def backticked(task: Task) -> list[str]:
-    return re.findall(r"`([^`\n]+)`", task.instruction or "")
-
-
-def main_input(task: Task) -> str | None:
-    """The input the instruction names first (else the first one there is)."""
-    have = inputs(task)
-    for path in mentioned(task):
-        hits = [h for h in have if h == path.rstrip("/") or h.startswith(path.rstrip("/") + "/")]
-        if hits:
-            return hits[0]
-    return have[0] if have else None
-
-
-def scripts(task: Task) -> list[str]:
-    return [p for p in output_files(task) if p.endswith(SCRIPT_EXTS)]
-
-
-def csv_header(task: Task) -> str | None:
-    """The first backticked comma-separated header in the instruction (`service,errors`)."""
-    for token in backticked(task):
-        if re.fullmatch(r"[A-Za-z_][\w.]*(,[A-Za-z_][\w.]*)+", token):
-            return token
-    return None
-
-
-def json_keys(task: Task) -> list[str]:
-    """Backticked lower-case identifiers the instruction names (the keys a JSON report needs)."""
-    keys = [t for t in backticked(task) if re.fullmatch(r"[a-z][a-z0-9_]*", t)]
-    return list(dict.fromkeys(keys))
-
-
-def family(task: Task) -> str | None:
-    return task.provenance.family if task.provenance.domain == DOMAIN else None
-
-
-def kind(task: Task) -> str | None:
-    return task.provenance.parameters.get("kind") if task.provenance.domain == DOMAIN else None
-
-
-def solution_lines(task: Task) -> list[str]:
-    """The reference solution as shell lines (a cheat that did the work once)."""
-    solve = task.files.get("solution/solve.sh")
-    return [f"bash <<'AES_SOLVE'\n{solve.text}\nAES_SOLVE"] if solve else []
-
-
-def write(path: str, text: str, *, executable: bool = False) -> str:
-    line = f"mkdir -p \"$(dirname {q(path)})\" && printf %s {q(text)} > {q(path)}"
-    return line + (f" && chmod +x {q(path)}" if executable else "")
-
-
-# -- positive controls --------------------------------------------------------------------------
-def script_control(task: Task, body: str) -> Task:
-    """``task`` with a test.sh running ``body`` (Python, isolated) that pays 1 when it exits 0."""
-    script = ("#!/bin/bash\nmkdir -p /logs/verifier\n"
-              "if python3 -I /tests/control.py; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n")
-    return task.with_files({"tests/test.sh": script, "tests/control.py": body})
-
-
-def nonempty_control(task: Task, paths: list[str]) -> Task:
-    """Pays when every path exists and is not empty (a file with bytes, a directory with entries)."""
-    return script_control(task, f'''import os, sys
-for p in {paths!r}:
-    if os.path.isdir(p):
-        ok = bool(os.listdir(p))
-    else:
-        ok = os.path.isfile(p) and os.path.getsize(p) > 0
-    if not ok:
-        sys.exit(f"{{p}} is missing or empty")
-''')
-
-
-def format_control(task: Task, paths: list[str], *, numeric_rows: bool = False) -> Task:
-    """Pays when every output has the right form: JSON parses, a CSV has a header and rows (with a
-    number in the last column when ``numeric_rows``), an archive opens, anything else is not empty."""
-    return script_control(task, f'''import csv, json, os, sys, tarfile, zipfile
-for p in {paths!r}:
-    if os.path.isdir(p):
-        continue
-    if not (os.path.isfile(p) and os.path.getsize(p) > 0):
-        sys.exit(f"{{p}} is missing or empty")
-    if p.endswith(".json"):
-        json.load(open(p))
-    elif p.endswith(".csv"):
-        rows = [r for r in csv.reader(open(p)) if r]
-        assert len(rows) >= 2 and len(rows[0]) >= 2, p
-        if {numeric_rows!r}:
-            assert all(r[-1].strip().lstrip("-").isdigit() for r in rows[1:]), p
-    elif p.endswith(".zip"):
-        assert zipfile.is_zipfile(p), p
-    elif p.endswith((".tar.gz", ".tgz", ".tar.xz", ".tar")):
-        tarfile.open(p).close()
-''')
-
-
-def isolation_off_control(task: Task) -> Task | None:
-    """``task`` with the checks running the agent's code as the verifier's own user (the
-    protection of test_outputs.py switched off): what a verifier without it pays."""
-    source = task.files.get("tests/test_outputs.py")
-    if source is None or "ISOLATE_AGENT_CODE = True" not in source.text:
-        return None
-    return task.with_files({"tests/test_outputs.py": source.text.replace("ISOLATE_AGENT_CODE = True", "ISOLATE_AGENT_CODE = False")})
 
 
 class TerminalCheat(Cheat):

@@ -28,6 +28,40 @@ def a(words: str) -> str:
     return f"{'an' if vowel else 'a'} {words}"
 
 
+def module_source(gpu: Mapping[str, Any], doc: str, init_args: str, init_body: str, args: str, torch_lines: list[str],
+                  inputs: list[str], init_vals: str) -> str:
+    """A KernelBench-shaped reference module whose Model holds parameters: the sizes ``gpu`` as
+    constants, ``Model`` (``doc``; ``__init__(init_args)`` running ``init_body``; ``forward(args)``
+    running ``torch_lines`` into ``v``), ``get_inputs`` and ``get_init_inputs``."""
+    consts = "\n".join(f"{k} = {v}" for k, v in gpu.items())
+    body = "\n".join(f"        {line}" for line in torch_lines)
+    return f'''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+{consts}
+
+
+class Model(nn.Module):
+    """{doc}"""
+
+    def __init__(self, {init_args}):
+        super().__init__()
+{init_body}
+    def forward(self, {args}):
+{body}
+        return v
+
+
+def get_inputs():
+    return [{", ".join(inputs)}]
+
+
+def get_init_inputs():
+    return [{init_vals}]
+'''
+
+
 @dataclass(frozen=True)
 class Problem:
     """One generated kernel problem.

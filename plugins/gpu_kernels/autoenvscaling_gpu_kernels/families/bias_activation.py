@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from .base import DEFAULT_BAND, Problem, a
+from .base import DEFAULT_BAND, Problem, a, module_source
 from .elementwise_chain import ACTIVATIONS, TANH_JIT, activation, decimal, pick_dtype
 
 NAME = "bias_activation"
@@ -53,33 +53,8 @@ def build(rng: random.Random, level: int) -> Problem:
     r_shape = "BATCH, 1, DIM" if three_d else "ROWS, DIM"
     inputs = [f"torch.randn({x_shape}, dtype={tdt})"] + ([f"torch.randn({r_shape}, dtype={tdt})"] if residual else [])
     args = "x, r" if residual else "x"
-    consts = "\n".join(f"{k} = {v}" for k, v in gpu.items())
-    body = "\n".join(f"        {line}" for line in torch_lines)
-    reference = f'''import torch
-import torch.nn as nn
-import torch.nn.functional as F
-
-{consts}
-
-
-class Model(nn.Module):
-    """{words}, with per-column parameters over the last dimension."""
-
-    def __init__(self, {init_args}):
-        super().__init__()
-{params}
-    def forward(self, {args}):
-{body}
-        return v
-
-
-def get_inputs():
-    return [{", ".join(inputs)}]
-
-
-def get_init_inputs():
-    return [{init_vals}]
-'''
+    reference = module_source(gpu, f"{words}, with per-column parameters over the last dimension.", init_args, params,
+                              args, torch_lines, inputs, init_vals)
     uses_tanh = act in ("tanh", "gelu")
     gamma_load = "    g = tl.load(g_ptr + cols, mask=cols < D, other=0.0).to(tl.float32)\n" if variant == "bias_act_gamma" else ""
     kernel_body = "\n".join(f"    {line}" for line in triton_lines)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from .base import Problem, a
+from .base import Problem, a, module_source
 from .elementwise_chain import ACTIVATIONS, TANH_JIT, activation, decimal, pick_dtype
 
 NAME = "matmul_epilogue"
@@ -114,33 +114,7 @@ def build(rng: random.Random, level: int) -> Problem:
         b_strides = "b.stride(0), b.stride(1)"
         what = f"{a(str(gpu['M']))} x {gpu['K']} matrix a times {a(str(gpu['K']))} x {gpu['N']} matrix b, scaled by {scale}" \
             + (", plus a residual r" if residual else "")
-    consts = "\n".join(f"{k} = {v}" for k, v in gpu.items())
-    body = "\n".join(f"        {line}" for line in torch_lines)
-    reference = f'''import torch
-import torch.nn as nn
-import torch.nn.functional as F
-
-{consts}
-
-
-class Model(nn.Module):
-    """Computes {words}."""
-
-    def __init__(self, {init_args}):
-        super().__init__()
-{init_body}
-    def forward(self, {args}):
-{body}
-        return v
-
-
-def get_inputs():
-    return [{", ".join(inputs)}]
-
-
-def get_init_inputs():
-    return [{init_vals}]
-'''
+    reference = module_source(gpu, f"Computes {words}.", init_args, init_body, args, torch_lines, inputs, init_vals)
     solution = _SOLUTION.format(
         tanh=TANH_JIT if act in ("tanh", "gelu") and variant == "linear_act" else "",
         extra_params=extra_params, precision=', input_precision="ieee"' if dtype == "float32" else "",
