@@ -225,9 +225,8 @@ def build_compress(rng: random.Random, level: int) -> Draft:
     details.append(w.pick(["The uncompressed rotated files must be gone afterwards.", "No uncompressed copy of a rotated log may remain."]))
     if index:
         truth["index"] = sorted([[name, len(logs["logs/" + name.rsplit(".", 1)[0]])] for name in expect], key=lambda r: r[0].encode())
-        checks.append("test_compression_index")
-        details.append(w.pick(["Write `/app/logs/INDEX` with one line per compressed file: its name and the original size in bytes, separated by a space, sorted by name (bytewise).",
-                               "Also create `/app/logs/INDEX`: lines `NAME SIZE` (compressed file name, uncompressed size in bytes), ordered by name with `LC_ALL=C sort`."]))
+        w.require(checks, details, "test_compression_index", ["Write `/app/logs/INDEX` with one line per compressed file: its name and the original size in bytes, separated by a space, sorted by name (bytewise).",
+                                                              "Also create `/app/logs/INDEX`: lines `NAME SIZE` (compressed file name, uncompressed size in bytes), ordered by name with `LC_ALL=C sort`."])
     instruction = w.compose(intro=intro, ask=ask, details=details)
     sol = ["cd /app/logs"]
     if index:

@@ -80,6 +80,12 @@ class Wording:
     def pick(self, options: Sequence[str], **values: Any) -> str:
         return self.rng.choice(list(options)).format(**values)
 
+    def require(self, checks: list[str], details: list[str], check: str, options: Sequence[str], **values: Any) -> None:
+        """An optional requirement of a task: its check joins ``checks`` and one phrasing of it
+        (``pick``) joins ``details``."""
+        checks.append(check)
+        details.append(self.pick(options, **values))
+
     def compose(self, *, intro: Sequence[str], ask: str, details: Sequence[str], notes: Sequence[str] = (),
                 shuffle_details: bool = True, first: Sequence[str] = ()) -> str:
         """A full instruction in one of several layouts: prose, a bulleted or numbered list, or

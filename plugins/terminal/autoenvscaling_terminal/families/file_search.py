@@ -108,9 +108,8 @@ def build_collect(rng: random.Random, level: int) -> Draft:
     if manifest:
         mf = rng.choice(["manifest.txt", "collected.lst", "matches.txt"])
         truth["manifest"] = mf
-        checks.append("test_manifest")
-        details.append(w.pick(["Also write `/app/{m}` listing the copied files' relative paths, one per line, sorted in byte order (as `LC_ALL=C sort` does).",
-                               "List the relative paths of the copied files in `/app/{m}` (one per line, `LC_ALL=C sort` order)."], m=mf))
+        w.require(checks, details, "test_manifest", ["Also write `/app/{m}` listing the copied files' relative paths, one per line, sorted in byte order (as `LC_ALL=C sort` does).",
+                                                     "List the relative paths of the copied files in `/app/{m}` (one per line, `LC_ALL=C sort` order)."], m=mf)
     details.append(w.pick(["Do not copy anything else, and leave `/app/project` unchanged.",
                            "Only matching files belong in the destination; the originals stay where they are."]))
     instruction = w.compose(intro=intro, ask=ask, details=details, first=first)
@@ -190,15 +189,13 @@ def build_cleanup(rng: random.Random, level: int) -> Draft:
     if spaces:
         details.append(w.pick(["Some file names contain spaces.", "Watch out for spaces in file names."]))
     if remove_empty:
-        checks.append("test_empty_dirs_removed")
-        details.append(w.pick(["Afterwards, remove the directories that the deletion left empty (but not `/app/work` itself).",
-                               "Directories that end up empty because of the cleanup should be removed too; `/app/work` stays."]))
+        w.require(checks, details, "test_empty_dirs_removed", ["Afterwards, remove the directories that the deletion left empty (but not `/app/work` itself).",
+                                                               "Directories that end up empty because of the cleanup should be removed too; `/app/work` stays."])
     if level >= 3:
         rep = rng.choice(["cleanup_report.txt", "deleted.txt", "removed_files.log"])
         truth["report"] = rep
-        checks.append("test_cleanup_report")
-        details.append(w.pick(["Write the paths of the deleted files, relative to `/app/work`, one per line in `LC_ALL=C sort` order, to `/app/{r}`.",
-                               "Record what you deleted in `/app/{r}`: relative paths (from `/app/work`), one per line, sorted bytewise."], r=rep))
+        w.require(checks, details, "test_cleanup_report", ["Write the paths of the deleted files, relative to `/app/work`, one per line in `LC_ALL=C sort` order, to `/app/{r}`.",
+                                                           "Record what you deleted in `/app/{r}`: relative paths (from `/app/work`), one per line, sorted bytewise."], r=rep)
     instruction = w.compose(intro=intro, ask=ask, details=details)
     name_tests = " -o ".join(f"-name '{p}'" for p in patterns)
     sol = ["cd /app/work", f"find . -type f \\( {name_tests} \\) | sed 's|^\\./||' | LC_ALL=C sort > /tmp/junk.txt",

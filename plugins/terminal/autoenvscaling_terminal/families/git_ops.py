@@ -134,17 +134,15 @@ def build_find_commit(rng: random.Random, level: int) -> Draft:
                                                    f"Someone set `{line}` in `/app/repo/src/settings.py` and the service is now misbehaving."])]
     ask = w.pick(["Find the commit that introduced it and write that commit's ticket id (the `XXX-1234` in brackets at the start of its message) as the first line of `/app/{a}`.",
                   "Track down which commit put that line there; put its ticket id — the bracketed `ABC-123` prefix of the commit message — on line 1 of `/app/{a}`."], a=answer)
-    details = []
+    details: list[str] = []
     if level >= 2:
-        checks.append("test_culprit_author")
-        details.append(w.pick(["Write the commit author's e-mail address on the second line.", "Line 2 of the same file: the e-mail of that commit's author."]))
+        w.require(checks, details, "test_culprit_author", ["Write the commit author's e-mail address on the second line.", "Line 2 of the same file: the e-mail of that commit's author."])
     if level >= 3:
         details.append(w.pick(["The value was changed back and forth before; I want the commit responsible for the current state (the most recent one that introduced the line).",
                                "Careful: the line was added once, reverted, then added again — report the latest introduction."]))
     if level >= 4:
-        checks.append("test_fix_commit")
-        details.append(w.pick([f"Then fix it: set `{key} = {good}` again in a new commit on `main` with the message `Restore {key}`. Do not rewrite existing history.",
-                               f"After that, restore `{key} = {good}` with a new commit (message exactly `Restore {key}`) on top of `main`; no rebasing or amending."]))
+        w.require(checks, details, "test_fix_commit", [f"Then fix it: set `{key} = {good}` again in a new commit on `main` with the message `Restore {key}`. Do not rewrite existing history.",
+                                                       f"After that, restore `{key} = {good}` with a new commit (message exactly `Restore {key}`) on top of `main`; no rebasing or amending."])
     else:
         details.append(w.pick(["Do not change the repository.", "Leave the repository untouched."]))
     instruction = w.compose(intro=intro, ask=ask, details=details)

@@ -228,10 +228,9 @@ def build_app_errors(rng: random.Random, level: int) -> Draft:
         codes_out = rng.choice(["error_codes.txt", "codes.txt", "out/error_codes.txt"])
         truth["codes_file"] = codes_out
         truth["codes"] = sorted({r[2] for r in records})
-        checks.append("test_error_codes")
-        details.append(w.pick(["Every ERROR entry carries an error code (E followed by four digits) right after the service name: also write the distinct codes{scope}, sorted, one per line, to `/app/{f}`.",
-                               "Also list each distinct error code{scope} (the `E####` token after the service) once per line, in sorted order, in `/app/{f}`."],
-                              f=codes_out, scope=" of the counted entries" if window else ""))
+        w.require(checks, details, "test_error_codes", ["Every ERROR entry carries an error code (E followed by four digits) right after the service name: also write the distinct codes{scope}, sorted, one per line, to `/app/{f}`.",
+                                                        "Also list each distinct error code{scope} (the `E####` token after the service) once per line, in sorted order, in `/app/{f}`."],
+                                                       f=codes_out, scope=" of the counted entries" if window else "")
     notes = [w.pick(["Do not change the log files.", "Leave the logs as they are.", ""])]
     instruction = w.compose(intro=intro, ask=ask, details=details, notes=notes)
     sol = [f"{sol_filter} > /tmp/errors.log || true",

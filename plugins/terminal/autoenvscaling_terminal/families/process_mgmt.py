@@ -66,22 +66,19 @@ def build_service(rng: random.Random, level: int) -> Draft:
                w.pick(["`status` prints `running` (optionally followed by the PID) and exits 0 when the process in the PID file is alive; otherwise it prints `stopped` and exits 3.",
                        "`status`: if the PID file names a live process, print a line starting with `running` and exit 0; if not, print `stopped` and exit 3 (the LSB convention)."])]
     if level >= 1:
-        checks.append("test_service_stop")
-        details.append(w.pick(["`stop` sends SIGTERM, waits until the worker has exited (at most 10 seconds), removes the PID file and exits 0.",
-                               "`stop`: TERM the worker, wait for it to be gone (up to 10 s), delete `{p}`, exit 0. Do not use SIGKILL unless it ignores TERM."], p=pidfile))
+        w.require(checks, details, "test_service_stop", ["`stop` sends SIGTERM, waits until the worker has exited (at most 10 seconds), removes the PID file and exits 0.",
+                                                         "`stop`: TERM the worker, wait for it to be gone (up to 10 s), delete `{p}`, exit 0. Do not use SIGKILL unless it ignores TERM."], p=pidfile)
     if level >= 2:
-        checks.append("test_service_start_idempotent")
-        details.append(w.pick(["Running `start` while the worker is already running must not start a second one: print `already running` and exit 0.",
-                               "A second `start` is harmless: it reports `already running`, exits 0 and leaves exactly one worker."]))
+        w.require(checks, details, "test_service_start_idempotent", ["Running `start` while the worker is already running must not start a second one: print `already running` and exit 0.",
+                                                                     "A second `start` is harmless: it reports `already running`, exits 0 and leaves exactly one worker."])
     if level >= 3:
         checks += ["test_service_stale_pidfile", "test_service_restart"]
         details.append(w.pick(["If the PID file exists but its process is gone (a stale file), `status` reports `stopped` (exit 3) and `start` starts a fresh worker.",
                                "Handle stale PID files: a PID file pointing to a dead process means the service is stopped, and `start` must still work."]))
         details.append(w.pick(["`restart` stops the worker if it runs and starts a new one.", "Add `restart` (= stop if running, then start)."]))
     if level >= 4:
-        checks.append("test_service_env_file")
-        details.append(w.pick(["Before starting, load `/app/{e}` (`KEY=VALUE` lines, comments allowed) into the worker's environment.",
-                               "The worker's settings live in `/app/{e}`; export every variable defined there into the worker's environment on start."], e=env_file))
+        w.require(checks, details, "test_service_env_file", ["Before starting, load `/app/{e}` (`KEY=VALUE` lines, comments allowed) into the worker's environment.",
+                                                             "The worker's settings live in `/app/{e}`; export every variable defined there into the worker's environment on start."], e=env_file)
     details.append(w.pick(["Make the script executable.", "Remember `chmod +x`."]))
     instruction = w.compose(intro=intro, ask=ask, details=details, shuffle_details=False)
     load_env = (f"    set -a; . /app/{env_file}; set +a\n") if level >= 4 else ""
@@ -157,21 +154,17 @@ def build_job_runner(rng: random.Random, level: int) -> Draft:
                w.pick(["REPORT gets one line per job, in job order: `NAME,EXIT{a}` where EXIT is the job's exit status.",
                        "Write REPORT as CSV without header: `NAME,EXIT{a}`, one line per job in the same order."], a=",ATTEMPTS" if retries else "")]
     if logs:
-        checks.append("test_job_logs")
-        details.append(w.pick(["Save everything a job prints (stdout and stderr) to `LOGDIR/NAME.log` (create LOGDIR if needed).",
-                               "Each job's combined stdout+stderr goes to `LOGDIR/NAME.log`; create the directory when missing."]))
+        w.require(checks, details, "test_job_logs", ["Save everything a job prints (stdout and stderr) to `LOGDIR/NAME.log` (create LOGDIR if needed).",
+                                                     "Each job's combined stdout+stderr goes to `LOGDIR/NAME.log`; create the directory when missing."])
     if retries:
-        checks.append("test_job_retries")
-        details.append(w.pick(["A job that exits non-zero is re-run up to RETRIES more times; the report shows the exit status of the last attempt and the number of attempts.",
-                               "Retry failing jobs (non-zero exit) at most RETRIES extra times; EXIT is the final attempt's status and ATTEMPTS how many runs it took."]))
+        w.require(checks, details, "test_job_retries", ["A job that exits non-zero is re-run up to RETRIES more times; the report shows the exit status of the last attempt and the number of attempts.",
+                                                        "Retry failing jobs (non-zero exit) at most RETRIES extra times; EXIT is the final attempt's status and ATTEMPTS how many runs it took."])
     if comments:
-        checks.append("test_job_overall_status")
-        details.append(w.pick(["Blank lines and lines starting with `#` in JOBS are ignored. The script exits 1 if any job ended non-zero, else 0.",
-                               "Skip empty lines and `#` comments; the script's own exit status is 0 only if every job finally succeeded (1 otherwise)."]))
+        w.require(checks, details, "test_job_overall_status", ["Blank lines and lines starting with `#` in JOBS are ignored. The script exits 1 if any job ended non-zero, else 0.",
+                                                               "Skip empty lines and `#` comments; the script's own exit status is 0 only if every job finally succeeded (1 otherwise)."])
     if env:
-        checks.append("test_job_environment")
-        details.append(w.pick(["Each command sees the environment variables `JOB_NAME` (its name) and `JOB_ATTEMPT` (1 for the first run, 2 for the first retry, ...).",
-                               "Export `JOB_NAME` and `JOB_ATTEMPT` (starting at 1) to every command."]))
+        w.require(checks, details, "test_job_environment", ["Each command sees the environment variables `JOB_NAME` (its name) and `JOB_ATTEMPT` (1 for the first run, 2 for the first retry, ...).",
+                                                            "Export `JOB_NAME` and `JOB_ATTEMPT` (starting at 1) to every command."])
     details.append("Make the script executable.")
     instruction = w.compose(intro=intro, ask=ask, details=details, shuffle_details=False)
     read = "IFS='|' read -r name limit tries cmd" if retries else "IFS='|' read -r name limit cmd"

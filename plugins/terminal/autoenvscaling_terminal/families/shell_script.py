@@ -87,17 +87,14 @@ def build_rename(rng: random.Random, level: int) -> Draft:
                        "Do not modify contents, and leave already-normal names alone."]),
                w.pick(["Make it executable with a proper shebang.", "It must be executable (chmod +x) and start with a bash shebang."])]
     if dry:
-        checks.append("test_rename_dry_run")
-        details.append(w.pick(["With `-n` before the directory (`{s} -n DIR`), rename nothing and instead print one line `OLD -> NEW` per file that would be renamed, in byte order of the old names.",
-                               "Support a dry-run flag: `{s} -n DIR` prints `OLD -> NEW` (one line per pending rename, sorted by old name, byte order) and changes nothing."], s=script.rsplit('/', 1)[1]))
+        w.require(checks, details, "test_rename_dry_run", ["With `-n` before the directory (`{s} -n DIR`), rename nothing and instead print one line `OLD -> NEW` per file that would be renamed, in byte order of the old names.",
+                                                           "Support a dry-run flag: `{s} -n DIR` prints `OLD -> NEW` (one line per pending rename, sorted by old name, byte order) and changes nothing."], s=script.rsplit('/', 1)[1])
     if usage:
-        checks.append("test_rename_usage_error")
-        details.append(w.pick(["If the argument is missing or not a directory, print a usage message to stderr and exit with status 2.",
-                               "Called without a directory (or with a path that is not one), it writes usage help to stderr and exits 2."]))
+        w.require(checks, details, "test_rename_usage_error", ["If the argument is missing or not a directory, print a usage message to stderr and exit with status 2.",
+                                                               "Called without a directory (or with a path that is not one), it writes usage help to stderr and exits 2."])
     if collide:
-        checks.append("test_rename_collisions")
-        details.append(w.pick(["Never overwrite: if the new name already exists, leave the file as it is, print `skip: OLD` to stderr and, at the end, exit with status 1 (0 when nothing was skipped). Process files in byte order of their names.",
-                               "When the target name is taken, do not rename; report `skip: OLD` on stderr and make the script exit 1 after finishing the others (exit 0 if there were no skips). Handle files in byte-sorted order."]))
+        w.require(checks, details, "test_rename_collisions", ["Never overwrite: if the new name already exists, leave the file as it is, print `skip: OLD` to stderr and, at the end, exit with status 1 (0 when nothing was skipped). Process files in byte order of their names.",
+                                                              "When the target name is taken, do not rename; report `skip: OLD` on stderr and make the script exit 1 after finishing the others (exit 0 if there were no skips). Handle files in byte-sorted order."])
     samples = {f"samples/{n}": f"sample {i}\n".encode() for i, n in enumerate(cases[1]["names"][:4])}
     details.append(w.pick(["A few example files are in `/app/samples/` if you want to try it (it is fine to rename them).",
                            "You can experiment on `/app/samples/`."]))
@@ -175,9 +172,8 @@ def build_stats(rng: random.Random, level: int) -> Draft:
         details.append(w.pick(["`mean` has exactly two decimals. Blank lines and lines starting with `#` are ignored.",
                                "Print the mean with two digits after the point; skip empty lines and `#` comments."]))
     if column:
-        checks.append("test_stats_column_option")
-        details.append(w.pick(["Option `-c N` (given before the file) selects the N-th comma-separated column instead of the whole line; default is column 1.",
-                               "Support `-c N` before FILE to read numbers from column N of a comma-separated file (column 1 by default)."]))
+        w.require(checks, details, "test_stats_column_option", ["Option `-c N` (given before the file) selects the N-th comma-separated column instead of the whole line; default is column 1.",
+                                                                "Support `-c N` before FILE to read numbers from column N of a comma-separated file (column 1 by default)."])
     if stdin:
         checks += ["test_stats_stdin", "test_stats_rejects_garbage"]
         details.append(w.pick(["Without a FILE argument it reads standard input.", "If no file is given, read the numbers from stdin."]))
@@ -238,21 +234,18 @@ def build_backup(rng: random.Random, level: int) -> Draft:
                        "Archive members are relative to SRC's parent, so they begin with `NAME/`."]),
                w.pick(["Make it executable.", "The file must be executable."])]
     if prints:
-        checks.append("test_backup_prints_path")
-        details.append(w.pick(["On success it prints the path of the archive it created (exactly `DEST/NAME-LABEL.tar.gz` as built from the arguments) and nothing else on stdout.",
-                               "Its only stdout output is the archive path, formed as `DEST/NAME-LABEL.tar.gz` from the arguments given."]))
+        w.require(checks, details, "test_backup_prints_path", ["On success it prints the path of the archive it created (exactly `DEST/NAME-LABEL.tar.gz` as built from the arguments) and nothing else on stdout.",
+                                                               "Its only stdout output is the archive path, formed as `DEST/NAME-LABEL.tar.gz` from the arguments given."])
     if rotate:
-        checks.append("test_backup_rotation")
-        details.append(w.pick(["After creating the archive, keep only the {k} newest archives of that SRC in DEST (labels are dates `YYYYMMDD`, so newest = greatest label) and delete the older ones; other files in DEST stay.",
-                               "Rotation: DEST keeps at most {k} `NAME-*.tar.gz` archives for the same NAME — delete those with the smallest labels (labels are YYYYMMDD dates). Do not touch unrelated files."], k=keep))
+        w.require(checks, details, "test_backup_rotation", ["After creating the archive, keep only the {k} newest archives of that SRC in DEST (labels are dates `YYYYMMDD`, so newest = greatest label) and delete the older ones; other files in DEST stay.",
+                                                            "Rotation: DEST keeps at most {k} `NAME-*.tar.gz` archives for the same NAME — delete those with the smallest labels (labels are YYYYMMDD dates). Do not touch unrelated files."], k=keep)
     if exclude:
         checks += ["test_backup_excludes_logs", "test_backup_usage_error"]
         details.append(w.pick(["Files ending in `.log` are left out of the archive.", "Do not include `*.log` files."]))
         details.append(w.pick(["With a wrong number of arguments, print a usage line to stderr and exit 2.", "Exit with status 2 and usage help on stderr unless exactly three arguments are given."]))
     if sums:
-        checks.append("test_backup_checksums")
-        details.append(w.pick(["Append a line `<sha256>  <archive file name>` (the `sha256sum` format, file name without directory) to `DEST/SHA256SUMS` for every archive created.",
-                               "Each run appends the archive's checksum to `DEST/SHA256SUMS` in `sha256sum` format, using the bare file name."]))
+        w.require(checks, details, "test_backup_checksums", ["Append a line `<sha256>  <archive file name>` (the `sha256sum` format, file name without directory) to `DEST/SHA256SUMS` for every archive created.",
+                                                             "Each run appends the archive's checksum to `DEST/SHA256SUMS` in `sha256sum` format, using the bare file name."])
     instruction = w.compose(intro=intro, ask=ask, details=details, first=first)
     body = ["#!/bin/bash", "set -e"]
     if exclude:

@@ -74,10 +74,9 @@ def build_extract(rng: random.Random, level: int) -> Draft:
         counts = Counter(a.split("@", 1)[1] for a in kept)
         truth["domains_out"] = rng.choice(["domains.csv", "out/domain_counts.csv"])
         truth["domains"] = [[d, str(c)] for d, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
-        checks.append("test_domain_counts")
-        details.append(w.pick(["Also write `/app/{f}`: CSV with header `domain,addresses` giving how many of the listed addresses belong to each domain, most first, ties alphabetical.",
-                               "Additionally produce `/app/{f}` (header `domain,addresses`): for each domain, the number of distinct listed addresses; sort by that number descending, then by domain."],
-                              f=truth["domains_out"]))
+        w.require(checks, details, "test_domain_counts", ["Also write `/app/{f}`: CSV with header `domain,addresses` giving how many of the listed addresses belong to each domain, most first, ties alphabetical.",
+                                                          "Additionally produce `/app/{f}` (header `domain,addresses`): for each domain, the number of distinct listed addresses; sort by that number descending, then by domain."],
+                                                         f=truth["domains_out"])
     instruction = w.compose(intro=intro, ask=ask, details=details)
     sol = [f"mkdir -p \"$(dirname /app/{out})\"",
            f"grep -hoE '{EMAIL_ERE}' docs/*.txt | tr 'A-Z' 'a-z'" + (f" | grep -v '@{excluded}$'" if excluded else "") + f" | LC_ALL=C sort -u > /app/{out}"]
