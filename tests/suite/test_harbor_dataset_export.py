@@ -1,8 +1,9 @@
 """``suite export --format harbor`` writes a dataset Harbor 0.26 itself loads: dataset.toml in Harbor's
 schema, pinning every task by Harbor's content hash, which the reader checks on import.
 
-The fast tests need no Harbor. The slow one has Harbor (the venv at AUTOENVSCALING_HARBOR_VENV,
-default /work/harbor-venv) load the export, recompute every digest, and notice a tampered task.
+The fast tests need no Harbor. The slow one has Harbor (installed once into the test cache as the
+slow client tests do, or the venv at AUTOENVSCALING_HARBOR_VENV) load the export, recompute every
+digest, and notice a tampered task.
 """
 
 from __future__ import annotations
@@ -215,10 +216,15 @@ HARBOR_CHECK = textwrap.dedent("""
 
 
 def harbor_venv() -> Path:
-    venv = Path(os.environ.get("AUTOENVSCALING_HARBOR_VENV", "/work/harbor-venv"))
-    if not (venv / "bin" / "harbor").is_file():
-        pytest.skip(f"no Harbor at {venv}/bin/harbor (set AUTOENVSCALING_HARBOR_VENV to a venv with harbor==0.26.*)")
-    return venv
+    from autoenvscaling.errors import MissingPrerequisite
+    from autoenvscaling.testing import harbor_client as hc
+
+    if hc.python312() is None and not (hc.venv_path() / "bin" / "harbor").exists():
+        pytest.skip("Harbor needs Python 3.12 and this machine has none (python3.12 on PATH or under pyenv)")
+    try:
+        return hc.harbor_bin(install=True).parent.parent
+    except MissingPrerequisite as exc:
+        pytest.skip(exc.message)
 
 
 def harbor_view(venv: Path, dataset: Path) -> dict:
