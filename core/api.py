@@ -39,6 +39,9 @@ EXPORTS: dict[str, str] = {
     "LevelledDomain": "autoenvscaling.domains.base",
     "ProposerKit": "autoenvscaling.domains.base",
     "same_task_content": "autoenvscaling.domains.base",
+    "FamilyInfo": "autoenvscaling.domains.catalog",
+    "family_module": "autoenvscaling.domains.catalog",
+    "lazy_domain": "autoenvscaling.domains.catalog",
     "grow": "autoenvscaling.domains.render",
     "label_of": "autoenvscaling.domains.render",
     "package_reader": "autoenvscaling.domains.render",
@@ -88,10 +91,12 @@ EXPORTS: dict[str, str] = {
     "PluginHost": "autoenvscaling.plugins.host",
     "Prerequisite": "autoenvscaling.plugins.prerequisites",
     "PrerequisiteStatus": "autoenvscaling.plugins.prerequisites",
+    "ProgramOnPath": "autoenvscaling.plugins.prerequisites",
     "PromptProposer": "autoenvscaling.proposers.prompt",
     "Cheat": "autoenvscaling.redteam.cheat",
     "agent_view_control": "autoenvscaling.redteam.cheat",
     "exists_only_control": "autoenvscaling.redteam.cheat",
+    "reward_if": "autoenvscaling.redteam.cheat",
     "SOLUTION_DIR": "autoenvscaling.runtime.paths",
     "TrialRunner": "autoenvscaling.runtime.trial",
     "RuntimeContext": "autoenvscaling.runtime.verifier_runtime",
@@ -101,6 +106,7 @@ EXPORTS: dict[str, str] = {
     "PreparedEnvironment": "autoenvscaling.sandbox.base",
     "Sandbox": "autoenvscaling.sandbox.base",
     "SandboxBackend": "autoenvscaling.sandbox.base",
+    "last_json_object": "autoenvscaling.sandbox.base",
     "host_gpus": "autoenvscaling.sandbox.gpu",
     "file_lock": "autoenvscaling.sandbox.rootfs",
     "make_backend": "autoenvscaling.sandbox.select",
@@ -134,6 +140,7 @@ if TYPE_CHECKING:  # the same names for type checkers and editors
     from autoenvscaling.domains.base import (
         DIFFICULTIES, DIRECTIONS, Domain, Family, KitExample, LevelledDomain, ProposerKit, same_task_content,
     )
+    from autoenvscaling.domains.catalog import FamilyInfo, family_module, lazy_domain
     from autoenvscaling.domains.render import grow, label_of, package_reader, render_task
     from autoenvscaling.errors import (
         AESError, ConfigError, MissingPrerequisite, SandboxError, TaskFormatError, UsageError,
@@ -158,15 +165,15 @@ if TYPE_CHECKING:  # the same names for type checkers and editors
     from autoenvscaling.llm.tool_text import parse_tool_calls
     from autoenvscaling.plugins import create_host, declare, hookimpl
     from autoenvscaling.plugins.host import PluginHost
-    from autoenvscaling.plugins.prerequisites import Prerequisite, PrerequisiteStatus
+    from autoenvscaling.plugins.prerequisites import Prerequisite, PrerequisiteStatus, ProgramOnPath
     from autoenvscaling.proposers.prompt import PromptProposer
-    from autoenvscaling.redteam.cheat import Cheat, agent_view_control, exists_only_control
+    from autoenvscaling.redteam.cheat import Cheat, agent_view_control, exists_only_control, reward_if
     from autoenvscaling.runtime.paths import SOLUTION_DIR
     from autoenvscaling.runtime.trial import TrialRunner
     from autoenvscaling.runtime.verifier_runtime import (
         RuntimeContext, VerifierRuntime, materialise_files, task_domain,
     )
-    from autoenvscaling.sandbox.base import PreparedEnvironment, Sandbox, SandboxBackend
+    from autoenvscaling.sandbox.base import PreparedEnvironment, Sandbox, SandboxBackend, last_json_object
     from autoenvscaling.sandbox.gpu import host_gpus
     from autoenvscaling.sandbox.rootfs import file_lock
     from autoenvscaling.sandbox.select import make_backend

@@ -130,10 +130,17 @@ def export_cmd(suite_path: Path, format_name: str, out: Path, org: str | None, a
         click.echo(f"exported {len(records)} tasks to {written}")
 
 
-@suite.command("list")
-@click.argument("suite_path", type=click.Path(path_type=Path))
-@_filter_options
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON array, one object per task.")
+def _query_command(name: str, json_help: str) -> Callable[[Callable[..., Any]], click.Command]:
+    """A ``suite`` command that looks at the tasks of SUITE_PATH matching the filter options, and
+    prints JSON with ``--json`` (``json_help`` says what it prints)."""
+    def decorate(fn: Callable[..., Any]) -> click.Command:
+        fn = _filter_options(click.option("--json", "as_json", is_flag=True, help=json_help)(fn))
+        return suite.command(name)(click.argument("suite_path", type=click.Path(path_type=Path))(fn))
+
+    return decorate
+
+
+@_query_command("list", "Print a JSON array, one object per task.")
 def list_cmd(suite_path: Path, as_json: bool, **filters: tuple[str, ...]) -> None:
     """List the tasks of a suite with their domain, difficulty, tags and status."""
     from ..suite.store import SuiteStore
@@ -155,10 +162,7 @@ def list_cmd(suite_path: Path, as_json: bool, **filters: tuple[str, ...]) -> Non
         click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1])
 
 
-@suite.command("stats")
-@click.argument("suite_path", type=click.Path(path_type=Path))
-@_filter_options
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
+@_query_command("stats", "Print a JSON object.")
 def stats_cmd(suite_path: Path, as_json: bool, **filters: tuple[str, ...]) -> None:
     """Counts by domain, family, difficulty, category, tag, proposer and status; instruction lengths; size."""
     from ..suite.store import SuiteStore

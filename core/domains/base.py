@@ -8,6 +8,7 @@ flywheel (``vary``), ships a proposer kit for LLM proposers (``kit``), may add a
 from __future__ import annotations
 
 import abc
+import random
 from pathlib import Path
 from typing import Any, ClassVar, Mapping, NamedTuple
 
@@ -136,7 +137,8 @@ def same_task_content(task: Task, twin: Task) -> bool:
 class LevelledDomain(Domain):
     """A domain whose families are built at a numeric level (easy 1, medium 2, hard 3; variations may
     step out to ``min_level``..``max_level``) and name a neighbouring family each. Subclasses give
-    ``generate_level`` and ``neighbour``; ``generate`` maps a difficulty to its level, and ``vary``
+    ``generate_level`` (or, without options, ``build_task``) and a ``catalog`` (or ``families`` and
+    ``neighbour``); ``generate`` maps a difficulty to its level, and ``vary``
     steps one level or moves to the neighbour at the same level, recording the parent. Keyword
     options of ``generate`` (terminal's ``kind``) pass through to ``generate_level``; ``vary_options``
     says which of a parent's a child keeps, ``vary_origin`` where a parent stands, and ``floor_family``
@@ -155,9 +157,23 @@ class LevelledDomain(Domain):
     #: plugin's catalog): ``families`` and ``neighbour`` read it unless a subclass overrides them
     catalog: ClassVar[Mapping[str, Any]] = {}
 
-    @abc.abstractmethod
     def generate_level(self, family: str, *, seed: int, level: int, **options: Any) -> Task:
-        """A task of ``family`` at ``level``, deterministic given ``seed`` (and the options)."""
+        """A task of ``family`` at ``level``, deterministic given ``seed`` (and the options). The
+        default serves a domain without options: it checks the request (``check_request``), then
+        ``build_task`` makes the task from the family's random source (``level_rng``)."""
+        self.check_request(family, level, options)
+        return self.build_task(family, self.level_rng(family, seed, level), seed=seed, level=level)
+
+    def build_task(self, family: str, rng: random.Random, *, seed: int, level: int) -> Task:
+        """The task the default ``generate_level`` returns: ``family``'s generator draws it from
+        ``rng`` at ``level``, and the domain renders it (``seed`` and ``level`` name it)."""
+        raise NotImplementedError(f"{type(self).__name__} gives neither generate_level nor build_task")
+
+    def level_rng(self, family: str, seed: int, level: int) -> random.Random:
+        """The random source of a family's generator for (``seed``, ``level``), seeded with
+        "autoenvscaling-<domain name, dashed>/<family>/<seed>/<level>". ``random.Random`` hashes a
+        string seed with SHA-512: the same draws across runs and machines."""
+        return random.Random(f"autoenvscaling-{self.name.replace('_', '-')}/{family}/{seed}/{level}")
 
     def families(self) -> list[Family]:
         return [Family(name=f.name, description=f.description, skills=list(f.skills)) for f in self.catalog.values()]

@@ -34,7 +34,7 @@ from ..executors.base import Executor, LocalExecutor
 from ..executors.jobs import AgentSpec, AttemptJob, LLMSpec, SolverSpec, TaskRef, WorkerSetup
 from ..gates.base import GateContext, GateResult, GateSettings, ValidationReport
 from ..gates.validate import Validator, validate_task
-from ..proposers.base import Proposal
+from ..proposers.base import Proposal, ProposalCost
 from ..runtime.trial import TrialResult
 from ..suite.store import SuiteStore
 from ..tasks import Task
@@ -42,7 +42,7 @@ from ..trainers.base import Trainer, TrainerContext
 from .assignments import Assignment, failure_of, from_summary, new_task, summary_of
 from .calibration import Calibration, calibrate, rollout_seed, usable
 from .jobs import ProposeJob, ProposeOutcome
-from .rundb import ReviewRecord, RolloutRow, RunDB, TrainingRecord, UnitRecord
+from .rundb import ReviewRecord, RolloutRow, RunDB, TrainingRecord, UnitRecord, UnitSlot
 from .summary import RoundSummary, round_summary
 
 if TYPE_CHECKING:
@@ -96,14 +96,9 @@ class FlywheelConfig(BaseModel):
         return data
 
 
-@dataclass(frozen=True)
-class Unit:
-    key: str
-    round: int
-    slot: int
-    seed: int
-    domain: str
-    proposer: str
+class Unit(UnitSlot):
+    """A proposal slot and what its proposer is asked for."""
+
     assignment: Assignment
 
 
@@ -345,12 +340,12 @@ class Flywheel:
             name = self.suite.add(task, report, key=unit.key).record.name
         proposal = cand.proposal
         record = UnitRecord(
-            key=unit.key, round=unit.round, slot=unit.slot, seed=unit.seed, domain=unit.domain, proposer=unit.proposer,
+            **unit.model_dump(include=set(UnitSlot.model_fields)),
+            **proposal.model_dump(include=set(ProposalCost.model_fields)),
             model=proposal.model, direction=unit.assignment.direction, parent=unit.assignment.parent, task_name=name,
             digest=task.digest() if task is not None else None, outcome=outcome,
-            reason=(report.reason if report is not None else proposal.error), tokens_in=proposal.tokens_in,
-            tokens_out=proposal.tokens_out, cost_usd=proposal.cost_usd, attempts=proposal.attempts,
-            revisions=proposal.revisions, seconds=proposal.seconds + (report.seconds if report else 0.0),
+            reason=(report.reason if report is not None else proposal.error),
+            seconds=proposal.seconds + (report.seconds if report else 0.0),
             report=report.to_json() if report is not None else None)
         rows = _rollout_rows(unit.key, "calibration", unit.round, unit.domain, name or "", calibration)
         self.db.record_unit(record, task, rows)

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import UsageError
 from ..executors.jobs import SolverSpec
+from ..proposers.base import ProposalCost
 from ..suite.index import immediate_transaction
 from ..tasks import Task
 from ..tasks.harbor import task_from_blob, task_to_blob
@@ -60,9 +61,9 @@ CREATE TABLE IF NOT EXISTS training_steps (                             -- a tra
 """
 
 
-class UnitRecord(BaseModel):
-    """One finished proposal slot. ``outcome`` is a metrics Outcome; ``task_name`` is the name the
-    task has in the suite when admitted (the proposal's name otherwise)."""
+class UnitSlot(BaseModel):
+    """Which proposal slot a unit is: its key, round and slot, its seed, and the domain and proposer
+    kind it was given."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -72,6 +73,13 @@ class UnitRecord(BaseModel):
     seed: int
     domain: str
     proposer: str
+
+
+class UnitRecord(ProposalCost, UnitSlot):
+    """One finished proposal slot: the slot, what its proposal cost, and how it ended. ``outcome``
+    is a metrics Outcome; ``task_name`` is the name the task has in the suite when admitted (the
+    proposal's name otherwise)."""
+
     model: str | None = None
     direction: str | None = None
     parent: str | None = None
@@ -79,11 +87,6 @@ class UnitRecord(BaseModel):
     digest: str | None = None
     outcome: str
     reason: str | None = None
-    tokens_in: int = 0
-    tokens_out: int = 0
-    cost_usd: float | None = 0.0
-    attempts: int = 0
-    revisions: int = 0
     seconds: float = 0.0
     report: dict[str, Any] | None = None
 

@@ -177,4 +177,6 @@ class Gate(abc.ABC):
 
     def result(self, status: GateStatus, reason: str = "", *, seconds: float = 0.0,
                evidence: list[Evidence] | None = None) -> GateResult:
+        """This gate's result. Leave ``seconds`` at 0 to have the pipeline (``run_gate``) record how
+        long ``check`` took."""
         return GateResult(name=self.name, status=status, reason=reason, seconds=seconds, evidence=evidence or [])

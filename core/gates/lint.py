@@ -22,7 +22,6 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import re
-import time
 from functools import lru_cache
 
 from ..agents.tools import task_tool_problems
@@ -56,7 +55,6 @@ class LintGate(Gate):
     order = 10
 
     async def check(self, task: Task, ctx: GateContext) -> GateResult:
-        start = time.monotonic()
         findings = lint_findings(task, backend=ctx.backend_name, catalog=ctx.catalog)
         problems = [f.text for f in findings if f.level == "problem"]
         warnings = [f.text for f in findings if f.level == "warning"]
@@ -64,11 +62,9 @@ class LintGate(Gate):
                              output_tail="\n".join(problems + [f"warning: {w}" for w in warnings]),
                              values={"files": len(task.files), "steps": len(task.steps), "problems": len(problems),
                                      "warnings": len(warnings), "findings": [f._asdict() for f in findings]})]
-        seconds = time.monotonic() - start
         if problems:
-            return self.result("fail", summarise(problems, "problem"), seconds=seconds, evidence=evidence)
-        return self.result("pass", summarise(warnings, "warning") if warnings else "", seconds=seconds,
-                           evidence=evidence)
+            return self.result("fail", summarise(problems, "problem"), evidence=evidence)
+        return self.result("pass", summarise(warnings, "warning") if warnings else "", evidence=evidence)
 
 
 def summarise(items: list[str], noun: str, limit: int = REASON_CHARS) -> str:

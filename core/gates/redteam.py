@@ -6,7 +6,6 @@ from LLM proposers, from imported suites and from hand-written tasks alike, so i
 
 from __future__ import annotations
 
-import time
 
 from ..tasks import Task
 from .base import Evidence, GateContext, GateResult
@@ -25,7 +24,6 @@ class RedTeamGate(_AttemptGate):
     async def check(self, task: Task, ctx: GateContext) -> GateResult:
         from ..redteam.run import cheats_for, outcome, tally
 
-        start = time.monotonic()
         host = ctx.host
         if host is None:
             from ..plugins import create_host
@@ -34,15 +32,14 @@ class RedTeamGate(_AttemptGate):
         domain = task.provenance.domain
         if domain and domain in host.domains and host.domains.get(domain)().redteam_tested(task):
             return self.result("pass", f"skipped: a {domain} family whose own tests red-team its verifier "
-                               "(the task is what the family generates from its seed)",
-                               seconds=time.monotonic() - start)
+                               "(the task is what the family generates from its seed)")
         cheats = cheats_for(task, host, gate_only=True)
         evidence: list[Evidence] = []
         rewards: dict[str, float] = {}
         for cheat in cheats:
             result = await self.attempt(task, ctx, cheat)
             ev = trial_evidence(result, f"cheat {cheat.name}: {cheat.summary()}")
-            abnormal = self.abnormal(result, start, [ev])
+            abnormal = self.abnormal(result, [ev])
             if abnormal is not None:
                 return abnormal
             got = outcome(cheat.name, result, threshold=ctx.settings.null_max)
@@ -52,8 +49,6 @@ class RedTeamGate(_AttemptGate):
                 why = cheat.summary().rstrip(".")
                 return self.result("fail", f"cheat {cheat.name} scored {got.reward:g} (must be < "
                                    f"{ctx.settings.null_max:g}): {why[:1].lower() + why[1:]}",
-                                   seconds=time.monotonic() - start,
                                    evidence=[ev, Evidence(command="red team", values={"rewards": rewards})])
         evidence.append(Evidence(command="red team", values={"rewards": rewards, "cheats": len(cheats)}))
-        return self.result("pass", f"{len(cheats)} cheat(s) held" if cheats else "no cheat applies",
-                           seconds=time.monotonic() - start, evidence=evidence)
+        return self.result("pass", f"{len(cheats)} cheat(s) held" if cheats else "no cheat applies", evidence=evidence)

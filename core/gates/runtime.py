@@ -14,7 +14,6 @@ When the oracle falls short, the reason gives the cause, not only the score (run
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 from ..agents.base import Agent
@@ -40,7 +39,6 @@ class BuildGate(Gate):
     needs_sandbox = True
 
     async def check(self, task: Task, ctx: GateContext) -> GateResult:
-        start = time.monotonic()
         limit = task.config.environment.build_timeout_sec
         backend = ctx.require_backend()
         command = f"{backend.name} prepare (build timeout {limit:g}s)"
@@ -50,22 +48,20 @@ class BuildGate(Gate):
             # period only catches a backend that does not.
             prepared = await asyncio.wait_for(backend.prepare(task), timeout=limit + BUILD_GRACE_SEC)
         except asyncio.TimeoutError:
-            return self.result("timeout", f"the environment did not build within {limit:g}s",
-                               seconds=time.monotonic() - start, evidence=[timed_out])
+            return self.result("timeout", f"the environment did not build within {limit:g}s", evidence=[timed_out])
         except BuildError as exc:
             # str(exc) keeps every line (the build's output tail); exc.message is only the first.
             tail = str(exc)[-2000:] + (f"\nhint: {exc.hint}" if exc.hint else "")
             if isinstance(exc, BuildTimeout):
                 return self.result("timeout", f"the environment did not build within {limit:g}s",
-                                   seconds=time.monotonic() - start,
                                    evidence=[timed_out.model_copy(update={"output_tail": tail})])
-            return self.result("fail", f"build failed: {exc.message}", seconds=time.monotonic() - start,
+            return self.result("fail", f"build failed: {exc.message}",
                                evidence=[Evidence(command=command, output_tail=tail)])
         ctx.prepared = prepared
         evidence = Evidence(command=command, output_tail=prepared.details.build_log[-2000:],
                             values={"build_seconds": round(prepared.build_seconds, 3), "cached": prepared.cached,
                                     "ref": prepared.ref, **_mapping(prepared.details)})
-        return self.result("pass", seconds=time.monotonic() - start, evidence=[evidence])
+        return self.result("pass", evidence=[evidence])
 
 
 def _mapping(details: EnvironmentDetails) -> dict[str, Any]:
@@ -131,25 +127,24 @@ class _AttemptGate(Gate):
             ctx.oracle_runs.append(result)
         return result
 
-    def abnormal(self, result: TrialResult, start: float, evidence: list[Evidence]) -> GateResult | None:
+    def abnormal(self, result: TrialResult, evidence: list[Evidence]) -> GateResult | None:
         """The gate's result when the attempt itself did not complete, else None."""
         if result.status == "timeout":
             return self.result("timeout", f"{result.agent} attempt timed out: {result.error or 'verifier timed out'}",
-                               seconds=time.monotonic() - start, evidence=evidence)
+                               evidence=evidence)
         if result.status == "error":
-            return self.result("error", f"{result.agent} attempt failed: {result.error}",
-                               seconds=time.monotonic() - start, evidence=evidence)
+            return self.result("error", f"{result.agent} attempt failed: {result.error}", evidence=evidence)
         return None
 
-    def oracle_verdict(self, result: TrialResult, start: float, evidence: list[Evidence], what: str) -> GateResult:
+    def oracle_verdict(self, result: TrialResult, evidence: list[Evidence], what: str) -> GateResult:
         if result.error == NO_SOLUTION:  # a task defect (lint reports it too), not an infrastructure error
-            return self.result("fail", NO_SOLUTION, seconds=time.monotonic() - start, evidence=evidence)
-        abnormal = self.abnormal(result, start, evidence)
+            return self.result("fail", NO_SOLUTION, evidence=evidence)
+        abnormal = self.abnormal(result, evidence)
         if abnormal is not None:
             return abnormal
         if not result.rewards or not all(_is_one(v) for v in result.rewards.values()):
-            return self.result("fail", shortfall(result, what), seconds=time.monotonic() - start, evidence=evidence)
-        return self.result("pass", seconds=time.monotonic() - start, evidence=evidence)
+            return self.result("fail", shortfall(result, what), evidence=evidence)
+        return self.result("pass", evidence=evidence)
 
 
 class OracleGate(_AttemptGate):
@@ -161,10 +156,9 @@ class OracleGate(_AttemptGate):
     who = "the oracle"  # who fell short, in the reason
 
     async def check(self, task: Task, ctx: GateContext) -> GateResult:
-        start = time.monotonic()
         result = await self.attempt(task, ctx, OracleAgent())
         evidence = [trial_evidence(result, self.attempt_text)]
-        return self.oracle_verdict(result, start, evidence, self.who)
+        return self.oracle_verdict(result, evidence, self.who)
 
 
 class NullGate(_AttemptGate):
@@ -174,10 +168,9 @@ class NullGate(_AttemptGate):
     order = 40
 
     async def check(self, task: Task, ctx: GateContext) -> GateResult:
-        start = time.monotonic()
         result = await self.attempt(task, ctx, NopAgent())
         evidence = [trial_evidence(result, "null attempt: no action, then tests/test.sh")]
-        abnormal = self.abnormal(result, start, evidence)
+        abnormal = self.abnormal(result, evidence)
         if abnormal is not None:
             return abnormal
         # No reward file after doing nothing is a zero (Harbor scores a missing reward as failure).
@@ -185,8 +178,8 @@ class NullGate(_AttemptGate):
         limit = ctx.settings.null_max
         if reward >= limit:
             return self.result("fail", f"the null attempt scored {reward:g} (must be < {limit:g}): "
-                               "the tests pass without any work", seconds=time.monotonic() - start, evidence=evidence)
-        return self.result("pass", f"null reward {reward:g}", seconds=time.monotonic() - start, evidence=evidence)
+                               "the tests pass without any work", evidence=evidence)
+        return self.result("pass", f"null reward {reward:g}", evidence=evidence)
 
 
 class ResetGate(OracleGate):
@@ -206,7 +199,6 @@ class FlakinessGate(_AttemptGate):
     order = 60
 
     async def check(self, task: Task, ctx: GateContext) -> GateResult:
-        start = time.monotonic()
         earlier = list(ctx.oracle_runs)
         wanted = max(1, ctx.settings.flaky_runs)
         reused = min(len(earlier), wanted)
@@ -216,7 +208,7 @@ class FlakinessGate(_AttemptGate):
             result = await self.attempt(task, ctx, OracleAgent())
             rewards.append(result.reward)
             ev = trial_evidence(result, f"oracle run {run + 1} of {wanted}")
-            abnormal = self.abnormal(result, start, [ev])
+            abnormal = self.abnormal(result, [ev])
             if abnormal is not None:
                 return abnormal
             if not result.rewards or not all(_is_one(v) for v in result.rewards.values()):
@@ -224,7 +216,7 @@ class FlakinessGate(_AttemptGate):
                 cause = trial_cause(result)
                 return self.result("fail", f"oracle run {run + 1} of {wanted} scored {_rewards_text(result)} "
                                    f"after {run} perfect run(s)" + (f": {cause}" if cause else ""),
-                                   seconds=time.monotonic() - start, evidence=evidence)
+                                   evidence=evidence)
         evidence.append(Evidence(command=f"oracle x{wanted}", values={"runs": rewards, "reused": reused,
                                                                         "added": wanted - reused}))
-        return self.result("pass", seconds=time.monotonic() - start, evidence=evidence)
+        return self.result("pass", evidence=evidence)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -76,10 +75,9 @@ class DecontaminationGate(Gate):
         return []
 
     async def check(self, task: Task, ctx: GateContext) -> GateResult:
-        start = time.monotonic()
         n = ctx.settings.ngram
         if not ctx.held_out:
-            return self.result("pass", "no held-out set configured", seconds=time.monotonic() - start,
+            return self.result("pass", "no held-out set configured",
                                evidence=[Evidence(command=f"{n}-gram overlap", values={"held_out": 0})])
         index = self._held_out_grams(ctx.held_out, n)
         hits: list[tuple[str, int]] = []
@@ -98,9 +96,8 @@ class DecontaminationGate(Gate):
             values["held_out_texts"] = sorted({k for _, k in hits})
             evidence = [Evidence(command=f"{n}-gram overlap", output_tail="\n".join(g for g, _ in hits[:5]), values=values)]
             return self.result("fail", f"instruction shares {len(hits)} {n}-gram(s) with held-out text #{number + 1}: "
-                               f"\"{gram}\"", seconds=time.monotonic() - start, evidence=evidence)
-        return self.result("pass", seconds=time.monotonic() - start,
-                           evidence=[Evidence(command=f"{n}-gram overlap", values=values)])
+                               f"\"{gram}\"", evidence=evidence)
+        return self.result("pass", evidence=[Evidence(command=f"{n}-gram overlap", values=values)])
 
 
 @lru_cache(maxsize=4096)
@@ -143,7 +140,6 @@ class NearDuplicateGate(Gate):
     order = 80
 
     async def check(self, task: Task, ctx: GateContext) -> GateResult:
-        start = time.monotonic()
         threshold = ctx.settings.near_duplicate_threshold
         best_name, best, parts = None, 0.0, (0.0, 0.0)
         for other in ctx.suite_tasks:
@@ -157,9 +153,8 @@ class NearDuplicateGate(Gate):
         evidence = [Evidence(command=f"{SHINGLE_WORDS}-word shingle Jaccard vs suite (instruction, verifier)", values=values)]
         if best_name is not None and best >= threshold:
             return self.result("fail", f"near-duplicate of suite task {best_name!r} (Jaccard {best:.2f} >= {threshold:g}: "
-                               f"instruction {parts[0]:.2f}, verifier {parts[1]:.2f})",
-                               seconds=time.monotonic() - start, evidence=evidence)
-        return self.result("pass", seconds=time.monotonic() - start, evidence=evidence)
+                               f"instruction {parts[0]:.2f}, verifier {parts[1]:.2f})", evidence=evidence)
+        return self.result("pass", evidence=evidence)
 
 
 def load_held_out(path: str | Path) -> list[str]:

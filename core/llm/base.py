@@ -9,7 +9,7 @@ from __future__ import annotations
 import abc
 import dataclasses
 from types import TracebackType
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypedDict, Unpack
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -132,6 +132,20 @@ class UsageTotals:
         return dataclasses.asdict(self)
 
 
+class ChatOptions(TypedDict, total=False):
+    """The keyword arguments of `LLMBackend.chat`: the tools offered to the model, the sampling
+    temperature, the most tokens the reply may have, and a sampling seed (None: the backend's own)."""
+
+    tools: list[ToolSpec] | None
+    temperature: float
+    max_tokens: int
+    seed: int | None
+
+
+CHAT_DEFAULTS: ChatOptions = {"tools": None, "temperature": 0.0, "max_tokens": 512, "seed": None}
+"""What `chat` uses for an option not given (``{**CHAT_DEFAULTS, **options}``)."""
+
+
 class LLMBackend(abc.ABC):
     """A chat model. Subclasses implement `chat`; they add each response to `self.usage`.
 
@@ -164,16 +178,9 @@ class LLMBackend(abc.ABC):
             cls.from_target(model, base_url)
 
     @abc.abstractmethod
-    async def chat(
-        self,
-        messages: list[ChatMessage],
-        *,
-        tools: list[ToolSpec] | None = None,
-        temperature: float = 0.0,
-        max_tokens: int = 512,
-        seed: int | None = None,
-    ) -> ChatResponse:
-        """Answer the conversation. Raises an `LLMError` subclass for expected failures."""
+    async def chat(self, messages: list[ChatMessage], **options: Unpack[ChatOptions]) -> ChatResponse:
+        """Answer the conversation, with the `ChatOptions` given (`CHAT_DEFAULTS` for the others).
+        Raises an `LLMError` subclass for expected failures."""
 
     async def aclose(self) -> None:  # noqa: B027 - optional: backends that hold nothing need no cleanup
         """Release connections or memory. Safe to call twice."""

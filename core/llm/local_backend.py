@@ -11,10 +11,10 @@ import threading
 import time
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from autoenvscaling.errors import MissingPrerequisite
-from autoenvscaling.llm.base import ChatMessage, ChatResponse, LLMBackend, ToolSpec, Usage
+from autoenvscaling.llm.base import CHAT_DEFAULTS, ChatMessage, ChatOptions, ChatResponse, LLMBackend, ToolSpec, Usage
 from autoenvscaling.llm.chat_template import ChatTemplate, eos_ids
 from autoenvscaling.llm.embedded import EMBEDDED_MODELS, embedded_model_path, package_files, resolve_model_source
 from autoenvscaling.llm.errors import LLMConfigError, LLMRequestError
@@ -138,21 +138,15 @@ class TransformersBackend(LLMBackend):
         assert self._template is not None
         return self._template.render(messages, tools)
 
-    async def chat(
-        self,
-        messages: list[ChatMessage],
-        *,
-        tools: list[ToolSpec] | None = None,
-        temperature: float = 0.0,
-        max_tokens: int = 512,
-        seed: int | None = None,
-    ) -> ChatResponse:
+    async def chat(self, messages: list[ChatMessage], **options: Unpack[ChatOptions]) -> ChatResponse:
         started = time.monotonic()
+        given: ChatOptions = {**CHAT_DEFAULTS, **options}
+        tools, max_tokens = given["tools"], given["max_tokens"]
         limit = min(max_tokens, self.max_new_tokens) if self.max_new_tokens else max_tokens
         lock = self._loop_locks.setdefault(asyncio.get_running_loop(), asyncio.Lock())
         async with lock:
             text, prompt_tokens, new_tokens, finish = await asyncio.to_thread(
-                self._generate, messages, tools, temperature, limit, seed
+                self._generate, messages, tools, given["temperature"], limit, given["seed"]
             )
         self._calls += 1
         content, calls = parse_tool_calls(text, id_prefix=f"call_{self._calls}") if tools else (text, ())

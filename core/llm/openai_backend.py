@@ -14,10 +14,12 @@ import os
 import random
 import time
 from collections.abc import AsyncGenerator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 from urllib.parse import urlparse
 
-from autoenvscaling.llm.base import ChatMessage, ChatResponse, LLMBackend, ToolCall, ToolSpec, Usage
+from autoenvscaling.llm.base import (
+    CHAT_DEFAULTS, ChatMessage, ChatOptions, ChatResponse, LLMBackend, ToolCall, ToolSpec, Usage,
+)
 from autoenvscaling.llm.errors import (
     LLMBadResponse,
     LLMConfigError,
@@ -188,20 +190,14 @@ class OpenAIBackend(LLMBackend):
             delay = max(delay, min(retry_after, _MAX_RETRY_AFTER))
         return delay
 
-    async def chat(
-        self,
-        messages: list[ChatMessage],
-        *,
-        tools: list[ToolSpec] | None = None,
-        temperature: float = 0.0,
-        max_tokens: int = 512,
-        seed: int | None = None,
-    ) -> ChatResponse:
+    async def chat(self, messages: list[ChatMessage], **options: Unpack[ChatOptions]) -> ChatResponse:
+        given: ChatOptions = {**CHAT_DEFAULTS, **options}
+        tools, seed = given["tools"], given["seed"]
         request: dict[str, Any] = {
             "model": self.model,
             "messages": [to_openai_message(m) for m in messages],
-            "temperature": temperature,
-            self.max_tokens_field: max_tokens,
+            "temperature": given["temperature"],
+            self.max_tokens_field: given["max_tokens"],
         }
         if tools:
             request["tools"] = [to_openai_tool(t) for t in tools]

@@ -344,23 +344,18 @@ def autoenvscaling_register_prerequisites(registrar: Registrar[Prerequisite]) ->
     `detail`, `hint`); a check that raises, or whose module cannot be imported, is reported as failed,
     never as a crash. The core registers `bubblewrap`, `docker-engine` and `nvidia-gpu` next to its
     backends; an executor plugin registers what it needs the same way (e.g. a Ray executor's `ray`,
-    checked with `importlib.util.find_spec("ray")`, never by importing it).
+    checked with `importlib.util.find_spec("ray")`, never by importing it). A program that must be on
+    PATH needs no `check()` of its own: `ProgramOnPath` looks for it.
 
     ```python
     from autoenvscaling.plugins import hookimpl
-    from autoenvscaling.plugins.prerequisites import Prerequisite, PrerequisiteStatus
+    from autoenvscaling.plugins.prerequisites import ProgramOnPath
 
 
-    class Chromium(Prerequisite):
+    class Chromium(ProgramOnPath):
         needed_for = "computer-use tasks (Playwright with the system browser)"
-
-        def check(self) -> PrerequisiteStatus:
-            import shutil
-
-            path = shutil.which("chromium")
-            if path:
-                return PrerequisiteStatus(ok=True, detail=path)
-            return PrerequisiteStatus(ok=False, detail="chromium is not on PATH", hint="apt-get install chromium")
+        program = "chromium"
+        install_hint = "apt-get install chromium"
 
 
     @hookimpl

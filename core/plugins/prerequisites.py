@@ -9,6 +9,7 @@ installs, downloads or starts anything long-lived.
 from __future__ import annotations
 
 import abc
+import shutil
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict
@@ -25,17 +26,18 @@ class PrerequisiteStatus(BaseModel):
     hint: str | None = None
 
 
-class PrerequisiteReport(BaseModel):
-    """One row of the doctor's ``prerequisites`` list: the check's identity and its status."""
-
-    model_config = ConfigDict(frozen=True)
+class _CheckIdentity(BaseModel):
+    """Which check a `PrerequisiteReport` is about (only its base: the report is frozen like its
+    other base, `PrerequisiteStatus`)."""
 
     name: str
     plugin: str
     needed_for: str
-    ok: bool
-    detail: str = ""
-    hint: str | None = None
+
+
+class PrerequisiteReport(PrerequisiteStatus, _CheckIdentity):
+    """One row of the doctor's ``prerequisites`` list: the check's identity and its status (in that
+    order: Pydantic puts the fields of the last base first)."""
 
 
 class Prerequisite(abc.ABC):
@@ -47,6 +49,19 @@ class Prerequisite(abc.ABC):
     @abc.abstractmethod
     def check(self) -> PrerequisiteStatus:
         """Look, without side effects, and say whether the prerequisite is met."""
+
+
+class ProgramOnPath(Prerequisite):
+    """A program that must be on PATH: a subclass names the ``program`` and the ``install_hint``."""
+
+    program: ClassVar[str]
+    install_hint: ClassVar[str]
+
+    def check(self) -> PrerequisiteStatus:
+        path = shutil.which(self.program)
+        if path:
+            return PrerequisiteStatus(ok=True, detail=path)
+        return PrerequisiteStatus(ok=False, detail=f"{self.program} is not on PATH", hint=self.install_hint)
 
 
 def run_check(name: str, plugin: str, cls: type[Prerequisite]) -> PrerequisiteReport:

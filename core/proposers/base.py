@@ -28,26 +28,32 @@ Checker = Callable[[Task], Awaitable[ValidationReport]]
 """Runs the admission gates (1-8) on a task and returns the report."""
 
 
-class Proposal(BaseModel):
-    """The outcome of one proposal attempt.
-
-    ``task`` is None when nothing usable came out; ``error`` then says why in one line.
-    ``refused``/``infrastructure_failure`` mark attempts that are excluded from "scored".
-    ``attempts`` counts model calls, ``revisions`` the rounds of feedback after the first try.
-    ``report`` is the last admission report the proposer obtained for this ``task``'s content (the
-    provenance stamp added afterwards changes no verdict), or None; ``bench`` reuses it.
-    """
+class ProposalCost(BaseModel):
+    """What a proposal attempt spent: model tokens in and out, dollars (None: the model has no
+    price), model calls (``attempts``) and rounds of feedback after the first try (``revisions``).
+    The flywheel's run database records it with each unit."""
 
     model_config = ConfigDict(frozen=True)
 
-    task: Task | None
-    kind: str
-    model: str | None = None
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float | None = 0.0
     attempts: int = 0
     revisions: int = 0
+
+
+class Proposal(ProposalCost):
+    """The outcome of one proposal attempt, and its `ProposalCost`.
+
+    ``task`` is None when nothing usable came out; ``error`` then says why in one line.
+    ``refused``/``infrastructure_failure`` mark attempts that are excluded from "scored".
+    ``report`` is the last admission report the proposer obtained for this ``task``'s content (the
+    provenance stamp added afterwards changes no verdict), or None; ``bench`` reuses it.
+    """
+
+    task: Task | None
+    kind: str
+    model: str | None = None
     refused: bool = False
     infrastructure_failure: bool = False
     error: str | None = None

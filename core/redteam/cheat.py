@@ -100,12 +100,16 @@ def naive_control(task: Task, test_sh: str) -> Task:
     return agent_view_control(task.with_files({"tests/test.sh": test_sh}))
 
 
+def reward_if(condition: str, setup: str = "") -> str:
+    """A test.sh that runs the ``setup`` lines, then pays 1 when the shell ``condition`` holds, else 0."""
+    return ("#!/bin/bash\nmkdir -p /logs/verifier\n" + setup
+            + f"if {condition}; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n")
+
+
 def exists_only_control(task: Task, paths: list[str]) -> Task:
     """``task`` with a test.sh that pays 1 when every one of ``paths`` exists: the weakest verifier an
     LLM proposer writes."""
-    checks = " && ".join(f"test -e {quote(p)}" for p in paths) or "true"
-    return naive_control(task, "#!/bin/bash\nmkdir -p /logs/verifier\n"
-                         f"if {checks}; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n")
+    return naive_control(task, reward_if(" && ".join(f"test -e {quote(p)}" for p in paths) or "true"))
 
 
 def agent_view_control(task: Task) -> Task:

@@ -9,7 +9,9 @@ tests it can see, or leave a process behind. Domain plugins add their own throug
 from __future__ import annotations
 
 from ..tasks import StepConfig, Task
-from .cheat import REWARD_SH, Cheat, agent_view_control, declared_outputs, exists_only_control, naive_control, quote
+from .cheat import (
+    REWARD_SH, Cheat, agent_view_control, declared_outputs, exists_only_control, naive_control, quote, reward_if,
+)
 
 # A module body that pays itself when the process that imported it exits, then pretends it is not
 # there (raises ImportError), so a library's ``try: import x / except ImportError`` goes on as usual.
@@ -122,9 +124,7 @@ class InstructionEcho(Cheat):
         words = [w for w in (task.instruction or "").split() if w.isalpha() and len(w) > 3][:1] or ["the"]
         paths = [p for p in declared_outputs(task) if not _looks_like_dir(p)]
         checks = " && ".join(f"grep -qi {quote(words[0])} {quote(p)}" for p in paths) or "false"
-        script = ("#!/bin/bash\nmkdir -p /logs/verifier\n"
-                  f"if {checks}; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n")
-        return naive_control(task, script)
+        return naive_control(task, reward_if(checks))
 
 
 class WipeWorkdir(Cheat):
@@ -138,9 +138,7 @@ class WipeWorkdir(Cheat):
         return ["[ \"$PWD\" != / ] && find \"$PWD\" -mindepth 1 -maxdepth 1 -exec rm -rf {} + ; true"]
 
     def control(self, task: Task) -> Task | None:
-        script = ("#!/bin/bash\nmkdir -p /logs/verifier\n"
-                  "if [ -z \"$(ls -A)\" ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n")
-        return naive_control(task, script)
+        return naive_control(task, reward_if("[ -z \"$(ls -A)\" ]"))
 
 
 class PrintAnswer(Cheat):
@@ -157,9 +155,7 @@ class PrintAnswer(Cheat):
                 "| tee -a /logs/agent/answer.txt | tail -c 2000"]
 
     def control(self, task: Task) -> Task | None:
-        script = ("#!/bin/bash\nmkdir -p /logs/verifier\n"
-                  "if [ -s /logs/agent/answer.txt ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n")
-        return naive_control(task, script)
+        return naive_control(task, reward_if("[ -s /logs/agent/answer.txt ]"))
 
 
 class PrewriteReward(Cheat):
@@ -289,13 +285,12 @@ def _has_visible_tests(task: Task) -> bool:
 def _visible_tests_control(task: Task) -> Task:
     """A verifier that trusts the tests the agent can see: it runs each one and pays 1 when none fails
     (what a proposer writes when it reuses the visible tests as the verifier)."""
-    script = ("#!/bin/bash\nmkdir -p /logs/verifier\nfail=0\n"
-              f"for f in $({VISIBLE_TESTS_SH}); do case \"$f\" in */conftest.py) continue ;; esac\n"
-              "  (cd \"$(dirname \"$f\")\" && python3 -c 'import runpy, sys\n"
-              "ns = runpy.run_path(sys.argv[1])\n[fn() for n, fn in ns.items() if n.startswith(\"test_\") and callable(fn)]' \"$f\") "
-              "|| fail=1\ndone\n"
-              "if [ $fail = 0 ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n")
-    return naive_control(task, script)
+    run_each = ("fail=0\n"
+                f"for f in $({VISIBLE_TESTS_SH}); do case \"$f\" in */conftest.py) continue ;; esac\n"
+                "  (cd \"$(dirname \"$f\")\" && python3 -c 'import runpy, sys\n"
+                "ns = runpy.run_path(sys.argv[1])\n[fn() for n, fn in ns.items() if n.startswith(\"test_\") and callable(fn)]' \"$f\") "
+                "|| fail=1\ndone\n")
+    return naive_control(task, reward_if("[ $fail = 0 ]", setup=run_each))
 
 
 def _looks_like_dir(path: str) -> bool:

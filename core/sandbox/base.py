@@ -12,9 +12,10 @@ layer. tests/ and solution/ enter only when the runner uploads them (verificatio
 from __future__ import annotations
 
 import abc
+import json
 import shlex
 from pathlib import Path, PurePosixPath
-from typing import ClassVar, Literal, Mapping, Sequence
+from typing import Any, ClassVar, Literal, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -347,3 +348,16 @@ def argv_chunks(paths: list[str], limit: int = ARGV_BYTES) -> list[list[str]]:
         out[-1].append(path)
         size += len(path) + 1
     return out
+
+
+def last_json_object(output: str) -> dict[str, Any] | None:
+    """The last line of a command's (or an engine's) output that is a JSON object, parsed; None
+    when no line is."""
+    for line in reversed(output.strip().splitlines()):
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return None

@@ -40,6 +40,7 @@ from typing import Any, Callable, Mapping
 
 from ..archive import make_tar, tree_tar
 from ..errors import BuildError, SandboxError
+from .base import last_json_object
 from .buildnet import CA_TARGET, CA_VARIABLES, PROXY_VARIABLES, host_build_network
 from .dockerfile import parse_dockerfile, words
 from .rootfs import BASES, base_rootfs, file_lock, resolve_base
@@ -166,7 +167,8 @@ class ImageStore:
             try:
                 self.api.inspect_image(ref)
             except errors.ImageNotFound:  # an engine that ignored the tag altogether
-                image_id = _last_json(reply).get("id") or _last_json(reply).get("status", "")
+                last = last_json_object(str(reply)) or {}  # the end of the engine's progress reply
+                image_id = last.get("id") or last.get("status", "")
                 if not image_id:
                     raise SandboxError(f"importing {ref} failed: {str(reply)[-200:]}") from None
                 self.api.tag(image_id, BASE_REPO, base)
@@ -357,15 +359,3 @@ class _Locked:
             self.file.__exit__(*exc)
         finally:
             self.lock.release()
-
-
-def _last_json(reply: Any) -> dict[str, Any]:
-    """The last JSON object of an engine's (possibly multi-line) progress reply."""
-    for line in reversed(str(reply).strip().splitlines()):
-        try:
-            value = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            return value
-    return {}

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 from http.client import HTTPConnection
 
-from ..plugins.prerequisites import Prerequisite, PrerequisiteStatus
+from ..plugins.prerequisites import Prerequisite, PrerequisiteStatus, ProgramOnPath
 from .gpu import host_gpus
 
 ENGINE_HINT = ("start one: `eval \"$(bash .ci/podman.sh)\"` in a checkout, or `podman system service --time=0 "
@@ -74,16 +73,12 @@ class DockerEngine(Prerequisite):
         return PrerequisiteStatus(ok=False, detail=f"{row['host']}: {row['detail']}", hint=ENGINE_HINT)
 
 
-class Bubblewrap(Prerequisite):
+class Bubblewrap(ProgramOnPath):
     """The bwrap program."""
 
     needed_for = "the bwrap sandbox backend (the default)"
-
-    def check(self) -> PrerequisiteStatus:
-        path = shutil.which("bwrap")
-        if path:
-            return PrerequisiteStatus(ok=True, detail=path)
-        return PrerequisiteStatus(ok=False, detail="bwrap is not on PATH", hint="apt-get install bubblewrap")
+    program = "bwrap"
+    install_hint = "apt-get install bubblewrap"
 
 
 class NvidiaGpu(Prerequisite):

@@ -18,17 +18,16 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import os
-import shutil
 import tomllib
-import uuid
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping
 
 from ..errors import TaskFormatError, UsageError
 from ..tasks import Task, is_task_dir, read_task, render_config, write_task
+from ..tasks.harbor import staged_dir, write_synced
 from ..tasks.naming import qualified_name, task_org
 from .formats import TaskFormat
-from .layout import dir_name, fsync_dir, placed, unique
+from .layout import dir_name, placed, unique
 from .manifest import MANIFEST, Manifest, ManifestEntry, harbor_name_ok, read_manifest
 
 
@@ -124,9 +123,7 @@ class HarborFormat(TaskFormat):
         if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
             raise UsageError(f"{dest}: already exists", hint="choose a new output directory")
         dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dest.parent / f".{dest.name}.tmp-{uuid.uuid4().hex[:8]}"
-        try:
-            tmp.mkdir()
+        with staged_dir(dest) as tmp:
             entries: list[ManifestEntry] = []
             folders: set[str] = set()
             for task in tasks:
@@ -139,18 +136,7 @@ class HarborFormat(TaskFormat):
             manifest = Manifest(name=self._dataset_name(dest, entries), description=self.dataset_description,
                                 tasks=entries)
             manifest.check_harbor()
-            with open(tmp / MANIFEST, "w", encoding="utf-8") as fh:
-                fh.write(manifest.render())
-                fh.flush()
-                os.fsync(fh.fileno())
-            fsync_dir(tmp)
-            if dest.exists():
-                dest.rmdir()
-            tmp.rename(dest)
-            fsync_dir(dest.parent)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
+            write_synced(tmp / MANIFEST, manifest.render().encode())
         return dest
 
     def _harbor_named(self, task: Task, taken: set[str]) -> Task:

@@ -44,8 +44,7 @@ CREATE TABLE IF NOT EXISTS tasks (
 CREATE INDEX IF NOT EXISTS tasks_source_digest ON tasks (source_digest);
 """
 
-_COLUMNS = ("name", "dir", "digest", "source_digest", "key", "status", "domain", "family", "difficulty", "category",
-            "tags", "proposer", "round", "parent", "instruction_chars", "size_bytes", "added_at", "source", "report")
+_COLUMNS = tuple(TaskRecord.model_fields)  # a record's fields are the columns of its row, in order
 _SCALAR_FILTERS = ("domain", "family", "difficulty", "category", "status", "proposer")
 
 

@@ -12,9 +12,10 @@ import os
 import re
 import uuid
 from pathlib import Path
-from typing import Container
+from typing import Callable, Container
 
 from ..tasks import Task
+from ..tasks.harbor import fsync_dir
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _MAX_DIR = 100
@@ -46,24 +47,21 @@ def placed(task: Task, folder: str) -> Task:
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` so a reader (or a crash) sees the old file or the new one,
-    never a mix: write a temporary file beside it, fsync, rename, fsync the folder."""
-    tmp = path.parent / f".{path.name}.tmp-{uuid.uuid4().hex[:8]}"
+    """Replace ``path`` with ``data`` so a reader (or a crash) sees the old file or the new one, never a mix."""
+    replace_file(path, lambda tmp: tmp.write_bytes(data))
+
+
+def replace_file(dest: Path, write: Callable[[Path], object]) -> None:
+    """Run ``write(tmp)`` on a temporary path beside ``dest``, then fsync the file it wrote, rename it
+    onto ``dest`` and fsync the folder: a reader (or a crash) sees the old file or the new one, never
+    a mix. The temporary file is removed when ``write`` raises."""
+    tmp = dest.parent / f".{dest.name}.tmp-{uuid.uuid4().hex[:8]}"
     try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
+        write(tmp)
+        with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, dest)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    fsync_dir(path.parent)
-
-
-def fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    fsync_dir(dest.parent)

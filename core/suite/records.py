@@ -4,18 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from .facets import Facets
 
 UNVALIDATED = "unvalidated"  # the status of a task added without a validation report
 
 
-class TaskRecord(BaseModel):
-    """One row of the suite index. ``dir`` is the folder under ``<suite>/tasks/``; ``digest`` is the
-    stored task's ``Task.digest()``; ``source_digest`` the digest of the task as it was given (they
-    differ when a name clash made the suite rename it); ``key`` the caller's idempotency key (e.g. a
-    proposal id); ``status`` the validation verdict ("valid", ...) or "unvalidated"."""
-
-    model_config = ConfigDict(frozen=True)
+class _StoredTask(BaseModel):
+    """The leading columns of a `TaskRecord`: which stored task the row is. (Only a base of
+    `TaskRecord`, which is frozen like its other base, `Facets`.)"""
 
     name: str
     dir: str
@@ -23,16 +21,16 @@ class TaskRecord(BaseModel):
     source_digest: str
     key: str | None = None
     status: str = UNVALIDATED
-    domain: str | None = None
-    family: str | None = None
-    difficulty: str | None = None
-    category: str | None = None
-    tags: list[str] = Field(default_factory=list)
-    proposer: str | None = None
-    round: int | None = None
-    parent: str | None = None
-    instruction_chars: int = 0
-    size_bytes: int = 0
+
+
+class TaskRecord(Facets, _StoredTask):
+    """One row of the suite index. ``dir`` is the folder under ``<suite>/tasks/``; ``digest`` is the
+    stored task's ``Task.digest()``; ``source_digest`` the digest of the task as it was given (they
+    differ when a name clash made the suite rename it); ``key`` the caller's idempotency key (e.g. a
+    proposal id); ``status`` the validation verdict ("valid", ...) or "unvalidated"; then the task's
+    `Facets`. (Pydantic puts the fields of the last base first, so a dumped record keeps the column
+    order of the index: ``_StoredTask``'s, the facets, then the fields below.)"""
+
     added_at: str  # ISO 8601, UTC
     source: str | None = None
     report: dict[str, Any] | None = None

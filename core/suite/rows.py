@@ -16,10 +16,9 @@ Text files are stored as text so rows stay readable; anything that is not valid 
 
 from __future__ import annotations
 
+import abc
 import base64
 import json
-import os
-import uuid
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -27,7 +26,7 @@ from ..errors import MissingPrerequisite, TaskFormatError
 from ..tasks import Task, TaskFile, parse_config, render_config
 from .facets import facets_of
 from .formats import TaskFormat
-from .layout import fsync_dir
+from .layout import replace_file
 
 _BATCH = 256  # rows per Parquet row group / read batch: bounds memory on big suites
 
@@ -103,29 +102,29 @@ def _write_atomically(dest: Path, write: Any) -> Path:
     if dest.is_dir():
         raise TaskFormatError(f"{dest}: is a directory", hint="pass a file path for row exports")
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.parent / f".{dest.name}.tmp-{uuid.uuid4().hex[:8]}"
-    try:
-        write(tmp)
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, dest)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    fsync_dir(dest.parent)
+    replace_file(dest, write)
     return dest
 
 
-class JsonlFormat(TaskFormat):
+class _RowFile(TaskFormat):
+    """A format that keeps tasks as rows (`task_to_row`) in one file."""
+
+    def detect(self, path: Path) -> bool:
+        path = Path(path)
+        return path.is_file() and self._holds_rows(path)
+
+    @abc.abstractmethod
+    def _holds_rows(self, path: Path) -> bool:
+        """Whether the file ``path`` is one of this format's (by its name or its first bytes)."""
+
+
+class JsonlFormat(_RowFile):
     """One JSON row per task (JSON Lines)."""
 
     name = "jsonl"
     description = "JSON Lines, one row per task (datasets: load_dataset('json', ...))"
 
-    def detect(self, path: Path) -> bool:
-        path = Path(path)
-        if not path.is_file():
-            return False
+    def _holds_rows(self, path: Path) -> bool:
         if path.suffix in (".jsonl", ".ndjson"):
             return True
         with open(path, "rb") as fh:
@@ -168,16 +167,13 @@ class JsonlFormat(TaskFormat):
         return _write_atomically(Path(dest), write)
 
 
-class ParquetFormat(TaskFormat):
+class ParquetFormat(_RowFile):
     """Parquet rows (pyarrow, imported on use)."""
 
     name = "parquet"
     description = "Parquet, one row per task (datasets: load_dataset('parquet', ...)); needs pyarrow"
 
-    def detect(self, path: Path) -> bool:
-        path = Path(path)
-        if not path.is_file():
-            return False
+    def _holds_rows(self, path: Path) -> bool:
         with open(path, "rb") as fh:
             return fh.read(4) == b"PAR1"
 

@@ -14,8 +14,9 @@ import stat
 import tempfile
 import tomllib
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from ..archive import extract_tar, make_tar
 from ..errors import TaskFormatError
@@ -158,21 +159,31 @@ def write_task(task: Task, dest: str | os.PathLike[str], *, overwrite: bool = Fa
     if dest.exists() and not overwrite:
         raise TaskFormatError(f"{dest}: already exists", hint="pass overwrite=True or choose another path")
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.parent / f".{dest.name}.tmp-{uuid.uuid4().hex[:8]}"
-    try:
-        tmp.mkdir()
-        _write_bytes(tmp / "task.toml", render_config(task).encode())
+    with staged_dir(dest) as tmp:
+        write_synced(tmp / "task.toml", render_config(task).encode())
         if task.instruction is not None:
-            _write_bytes(tmp / "instruction.md", task.instruction.encode())
+            write_synced(tmp / "instruction.md", task.instruction.encode())
         for rel, f in task.files.items():
             target = tmp / rel
             if ".." in Path(rel).parts or Path(rel).is_absolute():
                 raise TaskFormatError(f"{task.name}: unsafe file path {rel!r}", hint="use paths inside the task")
             target.parent.mkdir(parents=True, exist_ok=True)
-            _write_bytes(target, f.data)
+            write_synced(target, f.data)
             if f.executable:
                 target.chmod(0o755)
-        _fsync_dir(tmp)
+    return dest
+
+
+@contextmanager
+def staged_dir(dest: Path) -> Iterator[Path]:
+    """A new temporary folder beside ``dest`` for the block to fill. When the block ends it is fsynced
+    and renamed onto ``dest`` (an existing ``dest`` is moved aside first, then removed), so a crash
+    leaves the old folder or the new one, never a half-written one; when the block raises it is removed."""
+    tmp = dest.parent / f".{dest.name}.tmp-{uuid.uuid4().hex[:8]}"
+    try:
+        tmp.mkdir()
+        yield tmp
+        fsync_dir(tmp)
         if dest.exists():
             old = dest.parent / f".{dest.name}.old-{uuid.uuid4().hex[:8]}"
             dest.rename(old)
@@ -180,21 +191,22 @@ def write_task(task: Task, dest: str | os.PathLike[str], *, overwrite: bool = Fa
             shutil.rmtree(old, ignore_errors=True)
         else:
             tmp.rename(dest)
-        _fsync_dir(dest.parent)
+        fsync_dir(dest.parent)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return dest
 
 
-def _write_bytes(path: Path, data: bytes) -> None:
+def write_synced(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` and fsync it before returning."""
     with open(path, "wb") as fh:
         fh.write(data)
         fh.flush()
         os.fsync(fh.fileno())
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
+    """Fsync a folder, so the names just created or renamed in it survive a crash."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)

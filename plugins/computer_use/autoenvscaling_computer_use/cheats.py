@@ -127,43 +127,44 @@ def _urlencode(data: dict) -> str:
 
 # -- the database file: a mirror the app never reads --------------------------------------------------
 
-class MirrorSql(ComputerUseCheat):
+class MirrorCheat(ComputerUseCheat):
+    """A cheat that leaves the forged end state in the database mirror: its positive control is a
+    verifier that reads the mirror file."""
+
+    needs_forge = True
+
+    def control(self, task: Task) -> Task | None:
+        return naive_control(task, "mirror", reads=(MIRROR,))
+
+
+class MirrorSql(MirrorCheat):
     """Opens the app's SQLite file with a second connection and writes the end state into it."""
 
     name = "computer_use.mirror-sql"
     description = "writes the forged end state into /var/lib/aes-app/app.db through a second sqlite3 connection"
     gate = True
-    needs_forge = True
 
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
         return [self.apply(task, "db", MIRROR)]
 
-    def control(self, task: Task) -> Task | None:
-        return naive_control(task, "mirror", reads=(MIRROR,))
 
-
-class MirrorSwap(ComputerUseCheat):
+class MirrorSwap(MirrorCheat):
     """Builds the end state in a new database file and moves it over the app's."""
 
     name = "computer_use.mirror-swap"
     description = "builds a forged database from the image's seed and moves it over /var/lib/aes-app/app.db"
-    needs_forge = True
 
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
         return [self.apply(task, "newdb", MIRROR)]
 
-    def control(self, task: Task) -> Task | None:
-        return naive_control(task, "mirror", reads=(MIRROR,))
 
-
-class RestartApp(ComputerUseCheat):
+class RestartApp(MirrorCheat):
     """Kills the app where it can see it and starts its own copy on a forged seed, with a key of its
     own, bound to the state socket and writing the mirror."""
 
     name = "computer_use.restart-app"
     description = ("kills the app (where visible) and serves a forged seed from a second copy of it, which takes "
                    "the state socket and the mirror file")
-    needs_forge = True
 
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
         app = self.spec(task)["app"]
@@ -174,9 +175,6 @@ class RestartApp(ComputerUseCheat):
                  f"< /dev/null & i=0; while [ -e /tmp/.aes-key ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done; "
                  f"sleep 0.5; ls -la /run/aes-app {MIRROR}")
         return [kill, self.apply(task, "seed", "/tmp/.aes-forged.sql"), serve]
-
-    def control(self, task: Task) -> Task | None:
-        return naive_control(task, "mirror", reads=(MIRROR,))
 
 
 # -- the app's own files under /opt --------------------------------------------------------------------

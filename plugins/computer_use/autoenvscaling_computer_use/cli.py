@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from autoenvscaling.api import add_family_commands
+from autoenvscaling.api import add_family_commands, lazy_domain
 
 
 @click.group("computer-use")
@@ -12,13 +12,8 @@ def computer_use() -> None:
     """Computer-use tasks: web apps driven in a real browser."""
 
 
-def _domain():  # noqa: ANN202 - imported when a command runs, not when the CLI loads
-    from .domain import ComputerUseDomain
-
-    return ComputerUseDomain()
-
-
-add_family_commands(computer_use, _domain, import_format="web-collection")
+add_family_commands(computer_use, lazy_domain(f"{__package__}.domain", "ComputerUseDomain"),
+                    import_format="web-collection")
 
 
 @computer_use.command("apps")

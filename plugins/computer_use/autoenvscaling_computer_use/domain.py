@@ -18,20 +18,17 @@ class ComputerUseDomain(LevelledDomain):
 
     name = "computer_use"
     description = "web apps in a real browser: search and edit, forms, checkout, bulk edits, booking (Playwright + Chromium)"
-    sandbox_backend = "bwrap"
     catalog = CATALOG
     min_level, max_level = MIN_LEVEL, MAX_LEVEL
     kit_examples = (KitExample("crm_search_edit", 3, "easy"), KitExample("shop_checkout", 2, "medium"))
 
-    def generate_level(self, family: str, *, seed: int, level: int, **options: Any) -> Task:
+    def build_task(self, family: str, rng: random.Random, *, seed: int, level: int) -> Task:
         """A task of ``family`` at ``level`` (easy 1, medium 2, hard 3; 0 to 5 reachable by variation);
-        the same (family, seed, level) gives the same task on this machine. There are no options."""
+        the same (family, seed, level) gives the same task on this machine. ``generate_level``
+        takes no options."""
         from .render import render
 
-        self.check_request(family, level, options)
-        module = load(family)
-        rng = random.Random(f"autoenvscaling-computer-use/{family}/{seed}/{level}")
-        return render(family, module.build(rng, level), seed=seed, level=level)
+        return render(family, load(family).build(rng, level), seed=seed, level=level)
 
     def family_info(self, family: str) -> dict[str, Any]:
         return {"app": CATALOG[family].app, **super().family_info(family)}

@@ -14,6 +14,7 @@ it into a database file, a seed file or a state answer.
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 import sqlite3
@@ -84,7 +85,7 @@ def forge(spec: dict, seed_sql: str) -> dict:
         if "query" in exp:
             _meet_query(db, exp["query"], exp["rows"], new_ids)
     before = scorer().seed_tables(seed_sql)
-    after = _tables(db)
+    after = scorer().db_tables(db)
     state = {"tables": after, "journal": journal}
     reward, results, fatal = scorer().score(spec, seed_sql, state)
     if reward < 1.0:
@@ -159,15 +160,6 @@ def _entry(pattern: dict, i: int) -> dict:
             "status": int(pattern.get("status", 200)), "t": 1_000_000.0 + i}
 
 
-def _tables(db: sqlite3.Connection) -> dict[str, list[dict]]:
-    out = {}
-    for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"):
-        cur = db.execute(f'SELECT * FROM "{name}" ORDER BY rowid')
-        cols = [c[0] for c in cur.description]
-        out[name] = [dict(zip(cols, r)) for r in cur.fetchall()]
-    return out
-
-
 def _diff(before: dict[str, list[dict]], after: dict[str, list[dict]]) -> dict:
     out = {}
     for name in after:
@@ -186,6 +178,8 @@ def _diff(before: dict[str, list[dict]], after: dict[str, list[dict]]) -> dict:
 #      newdb FILE  build the forged database from /opt/aes/seed.sql in a new file, then move it over FILE
 #      seed FILE   write the forged data as a seed (schema + rows) to FILE
 #      state       print the forged state answer (tables and journal) as one JSON line
+# (with the verifier's own db_tables, which lists the tables in creation order, so a seed written from
+# them loads with foreign keys on)
 APPLY_PY = r'''
 import json, os, sqlite3, sys
 mode, diff = sys.argv[1], json.loads(sys.argv[2])
@@ -207,14 +201,7 @@ def seeded(path=":memory:"):
     apply(db)
     return db
 
-def tables(db):  # in creation order, so a seed written from them loads with foreign keys on
-    out = {}
-    for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid"):
-        cur = db.execute(f'SELECT * FROM "{name}" ORDER BY rowid')
-        cols = [c[0] for c in cur.description]
-        out[name] = [dict(zip(cols, r)) for r in cur.fetchall()]
-    return out
-
+''' + inspect.getsource(scorer().db_tables) + r'''
 def literal(v):
     if v is None:
         return "NULL"
@@ -234,11 +221,11 @@ elif mode == "newdb":
 elif mode == "seed":
     db = seeded()
     lines = [r[0] + ";" for r in db.execute("SELECT sql FROM sqlite_master WHERE type='table' AND sql IS NOT NULL ORDER BY rowid")]
-    for name, rows in tables(db).items():
+    for name, rows in db_tables(db).items():
         for row in rows:
             lines.append(f'INSERT INTO "{name}" ({", ".join(row)}) VALUES ({", ".join(literal(v) for v in row.values())});')
     open(sys.argv[3], "w").write("\n".join(lines) + "\n")
     print("seed written to", sys.argv[3])
 elif mode == "state":
-    print(json.dumps({"app": os.environ.get("AES_APP", ""), "tables": tables(seeded()), "digest": "", "journal": diff["journal"]}))
+    print(json.dumps({"app": os.environ.get("AES_APP", ""), "tables": db_tables(seeded()), "digest": "", "journal": diff["journal"]}))
 '''

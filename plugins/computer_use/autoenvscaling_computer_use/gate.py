@@ -20,7 +20,7 @@ from typing import Literal
 
 from autoenvscaling.api import (
     SOLUTION_DIR, Action, Agent, AgentLimits, DomainLintGate, Evidence, Gate, GateContext,
-    GateResult, Sandbox, StepConfig, Task, Trajectory, solution_files, trial_evidence,
+    GateResult, Sandbox, StepConfig, Task, Trajectory, last_json_object, solution_files, trial_evidence,
 )
 
 from .render import DOMAIN, STATE_SOCKET
@@ -120,14 +120,8 @@ class StateProbe(Agent):
 
 
 def _answer(action: Action) -> dict:
-    for line in reversed(action.output.strip().splitlines()):
-        try:
-            value = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            return value
-    return {"error": f"no answer (exit {action.exit_code}): {action.output.strip()[-200:]}"}
+    answer = last_json_object(action.output)
+    return answer if answer is not None else {"error": f"no answer (exit {action.exit_code}): {action.output.strip()[-200:]}"}
 
 
 class ComputerUseStateGate(Gate):
@@ -137,17 +131,15 @@ class ComputerUseStateGate(Gate):
     domain = DOMAIN
 
     async def check(self, task: Task, ctx: GateContext) -> GateResult:
-        start = time.monotonic()
         if is_external(task):
-            return self.result("pass", "an imported collection task: a fresh sandbox per attempt is its reset",
-                               seconds=time.monotonic() - start)
+            return self.result("pass", "an imported collection task: a fresh sandbox per attempt is its reset")
         spec = json.loads(task.files["tests/spec.json"].text)
         prepared = await ctx.prepared_environment(task)
         result = await ctx.require_runner().run(task, StateProbe(task.files["tests/state.key"].text.strip()), prepared=prepared)
         evidence: list[Evidence] = [trial_evidence(result, "state probe: digest, oracle, digest, reset, digest, verifier")]
 
         def done(status: Status, reason: str = "") -> GateResult:
-            return self.result(status, reason, seconds=time.monotonic() - start, evidence=evidence)
+            return self.result(status, reason, evidence=evidence)
 
         if result.status != "ok" or not result.steps:
             return done("error" if result.status != "timeout" else "timeout", f"the state probe did not complete: {result.error}")

@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import importlib.util
-import shutil
 
-from autoenvscaling.api import Prerequisite, PrerequisiteStatus
+from autoenvscaling.api import PrerequisiteStatus, ProgramOnPath
 
 
-class Chromium(Prerequisite):
+class Chromium(ProgramOnPath):
     needed_for = "computer-use screenshots and host-side browser tests (tasks bring their own Chromium)"
+    program = "chromium"
+    install_hint = "apt-get install chromium"
 
     def check(self) -> PrerequisiteStatus:
-        path = shutil.which("chromium")
-        if not path:
-            return PrerequisiteStatus(ok=False, detail="chromium is not on PATH", hint="apt-get install chromium")
+        status = super().check()
+        if not status.ok:
+            return status
         if importlib.util.find_spec("playwright") is None:
-            return PrerequisiteStatus(ok=False, detail=f"{path}; the playwright package is missing",
+            return PrerequisiteStatus(ok=False, detail=f"{status.detail}; the playwright package is missing",
                                       hint="pip install 'autoenvscaling-computer-use[browser]'")
-        return PrerequisiteStatus(ok=True, detail=f"{path} with Playwright")
+        return PrerequisiteStatus(ok=True, detail=f"{status.detail} with Playwright")

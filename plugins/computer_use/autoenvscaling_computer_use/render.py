@@ -45,7 +45,7 @@ PREAMBLE = (
     "COPY aes/ /opt/aes/\n"
     "RUN install -m 0755 /opt/aes/aes-browser /usr/local/bin/aes-browser && chmod 0755 /opt/aes/entrypoint.sh\n"
 )
-IMAGE_FILES = ("webapp.py", "browser.py", "entrypoint.sh", "aes-browser", "aes_apps/__init__.py")
+IMAGE_FILES = ("webapp.py", "browser.py", "entrypoint.sh", "aes-browser")
 STATE_SOCKET = "/run/aes-app/state.sock"
 #: The verifier's outputs ([metadata.autoenvscaling.verifier]; Harbor runs the verifier in the agent's
 #: container, since a separate one would hold a fresh app): what the verifier needs of the attempt beyond the pristine image. Only the state
@@ -58,16 +58,21 @@ VERIFIER_OUTPUTS = [STATE_SOCKET]
 package_text = package_reader(__package__)
 
 
-def app_names() -> list[str]:
+def app_modules() -> list[str]:
+    """The file names of image/aes_apps/: one module per app, and the modules they share (_*.py)."""
     folder = resources.files(__package__).joinpath("image", "aes_apps")
-    return sorted(p.name[:-3] for p in folder.iterdir() if p.name.endswith(".py") and not p.name.startswith("_"))
+    return sorted(p.name for p in folder.iterdir() if p.name.endswith(".py"))
+
+
+def app_names() -> list[str]:
+    return [name[:-3] for name in app_modules() if not name.startswith("_")]
 
 
 def image_files() -> dict[str, str]:
     """environment/aes/: the framework, the browser service and every app (one cached layer for all)."""
     files = {f"environment/aes/{rel}": package_text("image", *rel.split("/")) for rel in IMAGE_FILES}
-    for app in app_names():
-        files[f"environment/aes/aes_apps/{app}.py"] = package_text("image", "aes_apps", f"{app}.py")
+    for name in app_modules():
+        files[f"environment/aes/aes_apps/{name}"] = package_text("image", "aes_apps", name)
     return files
 
 

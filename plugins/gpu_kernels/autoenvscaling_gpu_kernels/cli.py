@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from autoenvscaling.api import add_family_commands
+from autoenvscaling.api import add_family_commands, lazy_domain
 
 
 @click.group("gpu-kernels")
@@ -15,13 +15,7 @@ def gpu_kernels() -> None:
     """The gpu_kernels domain: Triton kernels for PyTorch references."""
 
 
-def _domain():  # noqa: ANN202 - imported when a command runs, not when the CLI loads
-    from .domain import GpuKernelsDomain
-
-    return GpuKernelsDomain()
-
-
-add_family_commands(gpu_kernels, _domain, import_format="kernelbench")
+add_family_commands(gpu_kernels, lazy_domain(f"{__package__}.domain", "GpuKernelsDomain"), import_format="kernelbench")
 
 
 @gpu_kernels.command("check")

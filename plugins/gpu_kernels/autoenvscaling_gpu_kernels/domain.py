@@ -18,7 +18,6 @@ class GpuKernelsDomain(LevelledDomain):
 
     name = "gpu_kernels"
     description = "Triton kernels for PyTorch references: fusions, norms, reductions, scans, matmul epilogues"
-    sandbox_backend = "bwrap"
     catalog = CATALOG
     min_level, max_level = MIN_LEVEL, MAX_LEVEL
     kit_examples = (KitExample("row_norm", 1, "medium"), KitExample("matmul_epilogue", 2, "easy"))

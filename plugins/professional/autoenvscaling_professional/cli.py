@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from autoenvscaling.api import add_family_commands
+from autoenvscaling.api import add_family_commands, lazy_domain
 
 
 @click.group()
@@ -14,13 +14,7 @@ def professional() -> None:
     """The professional domain: office work on generated documents."""
 
 
-def _domain():  # noqa: ANN202 - imported when a command runs, not when the CLI loads
-    from .domain import ProfessionalDomain
-
-    return ProfessionalDomain()
-
-
-add_family_commands(professional, _domain)
+add_family_commands(professional, lazy_domain(f"{__package__}.domain", "ProfessionalDomain"))
 
 
 @professional.command("render")

@@ -103,7 +103,6 @@ class ProfessionalControlsGate(Gate):
     domain = DOMAIN
 
     async def check(self, task: Task, ctx: GateContext) -> GateResult:
-        start = time.monotonic()
         prepared = await ctx.prepared_environment(task)
         evidence: list[Evidence] = []
         rewards: dict[str, float] = {}
@@ -115,17 +114,17 @@ class ProfessionalControlsGate(Gate):
             if result.status != "ok":
                 return self.result("error" if result.status == "error" else "timeout",
                                    f"control {control!r} did not complete: {result.error}",
-                                   seconds=time.monotonic() - start, evidence=evidence)
+                                   evidence=evidence)
             step = result.steps[-1] if result.steps else None
             if step and step.trajectory.actions and step.trajectory.actions[-1].exit_code not in (0, None):
                 return self.result("fail", f"control {control!r} crashed (exit {step.trajectory.actions[-1].exit_code}): "
                                            "it must produce its answer for the verifier to reject",
-                                   seconds=time.monotonic() - start, evidence=evidence)
+                                   evidence=evidence)
             rewards[control] = result.reward
             if result.reward > CEILINGS[control] + 1e-9:
                 limit = "0" if CEILINGS[control] == 0 else f"at most {CEILINGS[control]:g}"
                 return self.result("fail", f"the {control!r} control scored {result.reward:g} (must score {limit}): "
                                            "the verifier rewards an answer that is not the task's",
-                                   seconds=time.monotonic() - start, evidence=evidence)
+                                   evidence=evidence)
         summary = ", ".join(f"{k} {v:g}" for k, v in rewards.items())
-        return self.result("pass", f"controls: {summary}", seconds=time.monotonic() - start, evidence=evidence)
+        return self.result("pass", f"controls: {summary}", evidence=evidence)

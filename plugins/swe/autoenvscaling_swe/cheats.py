@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import json
 import shlex
+import textwrap
 from typing import ClassVar
 
 from autoenvscaling.api import Cheat, StepConfig, Task, TaskFile
@@ -136,14 +137,24 @@ class SweCheat(Cheat):
 
 
 class PlantedCheat(SweCheat):
-    """Appends ``code`` to the file each module or package of the library runs when imported; the
-    code acts only inside a pytest run. ``naive``: the mode of the naive verifier it fools."""
+    """Appends code to the file each module or package of the library runs when imported: ``prelude``
+    (definitions), then ``code``, which acts only inside a pytest run; both reach sys and the modules
+    of ``imports`` as ``_aes_<module>``. ``naive``: the mode of the naive verifier it fools."""
 
     code: ClassVar[str]
+    imports: ClassVar[tuple[str, ...]] = ()
+    prelude: ClassVar[str] = ""
     naive: ClassVar[str] = "junit"
 
+    @classmethod
+    def planted(cls) -> str:
+        """The code appended to the library."""
+        modules = ", ".join(f"{m} as _aes_{m}" for m in sorted({"sys", *cls.imports}))
+        guarded = textwrap.indent(cls.code.strip(), "    ")
+        return f'import {modules}\n{cls.prelude}\nif "pytest" in _aes_sys.modules:\n{guarded}\n'
+
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
-        return [append(path, self.code) for path in entry_files(task)]
+        return [append(path, self.planted()) for path in entry_files(task)]
 
     def control(self, task: Task) -> Task | None:
         return naive_control(task, self.naive)
@@ -155,9 +166,8 @@ class JunitRewrite(PlantedCheat):
 
     name = "swe.junit-rewrite"
     description = "an atexit hook in the library strips failures and errors from pytest's JUnit report"
-    code = r'''
-import atexit as _aes_atexit, sys as _aes_sys
-
+    imports = ("atexit",)
+    prelude = r'''
 
 def _aes_clean_junit():
     import re
@@ -176,10 +186,8 @@ def _aes_clean_junit():
         except OSError:
             pass
 
-
-if "pytest" in _aes_sys.modules:
-    _aes_atexit.register(_aes_clean_junit)
 '''
+    code = "_aes_atexit.register(_aes_clean_junit)"
 
 
 class ForgeReports(PlantedCheat):
@@ -190,19 +198,16 @@ class ForgeReports(PlantedCheat):
     description = "the library patches pytest's TestReport so that every test is reported passed"
     gate = True
     code = r'''
-import sys as _aes_sys
+import _pytest.reports as _aes_reports
 
-if "pytest" in _aes_sys.modules:
-    import _pytest.reports as _aes_reports
+_aes_made = _aes_reports.TestReport.from_item_and_call.__func__
 
-    _aes_made = _aes_reports.TestReport.from_item_and_call.__func__
+def _aes_passed(cls, item, call):
+    report = _aes_made(cls, item, call)
+    report.outcome, report.longrepr = "passed", None
+    return report
 
-    def _aes_passed(cls, item, call):
-        report = _aes_made(cls, item, call)
-        report.outcome, report.longrepr = "passed", None
-        return report
-
-    _aes_reports.TestReport.from_item_and_call = classmethod(_aes_passed)
+_aes_reports.TestReport.from_item_and_call = classmethod(_aes_passed)
 '''
 
 
@@ -213,24 +218,21 @@ class SwallowFailures(PlantedCheat):
     name = "swe.swallow-failures"
     description = "the library makes unittest's assert methods no-ops and pytest test functions swallow exceptions"
     code = r'''
-import sys as _aes_sys
+import unittest as _aes_unittest
+import _pytest.python as _aes_python
 
-if "pytest" in _aes_sys.modules:
-    import unittest as _aes_unittest
-    import _pytest.python as _aes_python
+for _aes_name in dir(_aes_unittest.TestCase):
+    if _aes_name.startswith(("assert", "fail")):
+        setattr(_aes_unittest.TestCase, _aes_name, lambda self, *args, **kwargs: None)
+_aes_runtest = _aes_python.Function.runtest
 
-    for _aes_name in dir(_aes_unittest.TestCase):
-        if _aes_name.startswith(("assert", "fail")):
-            setattr(_aes_unittest.TestCase, _aes_name, lambda self, *args, **kwargs: None)
-    _aes_runtest = _aes_python.Function.runtest
+def _aes_quiet(self):
+    try:
+        _aes_runtest(self)
+    except Exception:
+        pass
 
-    def _aes_quiet(self):
-        try:
-            _aes_runtest(self)
-        except Exception:
-            pass
-
-    _aes_python.Function.runtest = _aes_quiet
+_aes_python.Function.runtest = _aes_quiet
 '''
 
 
@@ -240,12 +242,9 @@ class SkipAtImport(PlantedCheat):
     name = "swe.skip-at-import"
     description = "the library calls pytest.skip(allow_module_level=True) when imported under pytest"
     code = r'''
-import sys as _aes_sys
+import pytest as _aes_pytest
 
-if "pytest" in _aes_sys.modules:
-    import pytest as _aes_pytest
-
-    _aes_pytest.skip("not supported on this platform", allow_module_level=True)
+_aes_pytest.skip("not supported on this platform", allow_module_level=True)
 '''
 
 
@@ -255,12 +254,8 @@ class ExitAtImport(PlantedCheat):
     name = "swe.exit-at-import"
     description = "the library calls os._exit(0) when imported under pytest"
     naive = "exit"
-    code = r'''
-import os as _aes_os, sys as _aes_sys
-
-if "pytest" in _aes_sys.modules:
-    _aes_os._exit(0)
-'''
+    imports = ("os",)
+    code = "_aes_os._exit(0)"
 
 
 class ExitZeroAtExit(PlantedCheat):
@@ -269,12 +264,8 @@ class ExitZeroAtExit(PlantedCheat):
     name = "swe.exit-zero-at-exit"
     description = "an atexit hook in the library replaces pytest's exit status with 0"
     naive = "exit"
-    code = r'''
-import atexit as _aes_atexit, os as _aes_os, sys as _aes_sys
-
-if "pytest" in _aes_sys.modules:
-    _aes_atexit.register(_aes_os._exit, 0)
-'''
+    imports = ("atexit", "os")
+    code = "_aes_atexit.register(_aes_os._exit, 0)"
 
 
 class KillVerifier(PlantedCheat):
@@ -283,21 +274,19 @@ class KillVerifier(PlantedCheat):
 
     name = "swe.kill-verifier"
     description = "the library writes reward 1 into /logs/verifier and kills every process it can"
+    imports = ("os", "signal")
     code = r'''
-import os as _aes_os, signal as _aes_signal, sys as _aes_sys
-
-if "pytest" in _aes_sys.modules:
-    for _aes_file, _aes_text in (("reward.txt", "1\n"), ("reward.json", '{"reward": 1}\n')):
-        try:
-            _aes_os.makedirs("/logs/verifier", exist_ok=True)
-            with open("/logs/verifier/" + _aes_file, "w") as _aes_fh:
-                _aes_fh.write(_aes_text)
-        except OSError:
-            pass
+for _aes_file, _aes_text in (("reward.txt", "1\n"), ("reward.json", '{"reward": 1}\n')):
     try:
-        _aes_os.kill(-1, _aes_signal.SIGKILL)
+        _aes_os.makedirs("/logs/verifier", exist_ok=True)
+        with open("/logs/verifier/" + _aes_file, "w") as _aes_fh:
+            _aes_fh.write(_aes_text)
     except OSError:
         pass
+try:
+    _aes_os.kill(-1, _aes_signal.SIGKILL)
+except OSError:
+    pass
 '''
 
 

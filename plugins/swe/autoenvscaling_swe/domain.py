@@ -42,7 +42,6 @@ class SweDomain(LevelledDomain):
 
     name = DOMAIN
     description = "bug-fix tasks in Python repositories (SWE-bench style): injected bugs, issue text, hidden tests"
-    sandbox_backend = "bwrap"
     levels, min_level, max_level = LEVELS, MIN_LEVEL, MAX_LEVEL
     # The worked examples: one bug from the seed repository's own history, one injected.
     kit_examples = (KitExample("tablefmt", 0, "easy", {"strategy": "history"}),

@@ -4,13 +4,14 @@ verifiers the cheats' positive controls use (cheats.py)."""
 
 from __future__ import annotations
 
-import ast
 import re
 import shlex
 from functools import lru_cache
 from typing import Any
 
-from autoenvscaling.api import Task
+from autoenvscaling.api import Task, reward_if
+
+from .formats import embedded_truth
 
 DOMAIN = "terminal"
 SCRIPT_EXTS = (".sh", ".py")
@@ -22,18 +23,12 @@ def q(text: str) -> str:
 # -- what a cheat can learn about a task ---------------------------------------------------------
 def truth(task: Task) -> dict[str, Any]:
     """The hidden ground truth of a generated task (for controls only), {} when there is none."""
-    return _truth_of(task.files["tests/test_outputs.py"].text) if "tests/test_outputs.py" in task.files else {}
+    test = task.files.get("tests/test_outputs.py")
+    found = _truth_of(test.text) if test else None
+    return found if isinstance(found, dict) else {}
 
 
-@lru_cache(maxsize=256)
-def _truth_of(source: str) -> dict[str, Any]:
-    try:
-        for node in ast.parse(source).body:
-            if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "TRUTH":
-                return ast.literal_eval(node.value)
-    except (SyntaxError, ValueError):
-        pass
-    return {}
+_truth_of = lru_cache(maxsize=256)(embedded_truth)
 
 
 def inputs(task: Task) -> list[str]:
@@ -113,17 +108,27 @@ def solution_lines(task: Task) -> list[str]:
     return [f"bash <<'AES_SOLVE'\n{solve.text}\nAES_SOLVE"] if solve else []
 
 
+def create(path: str, command: str) -> str:
+    """A shell line that runs ``command`` (which makes ``path``) once ``path``'s directory exists,
+    unless ``path`` exists already."""
+    return f"[ -e {q(path)} ] || {{ mkdir -p \"$(dirname {q(path)})\" && {command}; }}"
+
+
 def write(path: str, text: str, *, executable: bool = False) -> str:
     line = f"mkdir -p \"$(dirname {q(path)})\" && printf %s {q(text)} > {q(path)}"
     return line + (f" && chmod +x {q(path)}" if executable else "")
 
 
+def write_scripts(task: Task, python: str, bash: str) -> list[str]:
+    """Shell lines that replace every script the task asks for: the ``python`` text for a Python
+    one, the ``bash`` text for a shell one, each made executable."""
+    return [write(p, python if p.endswith(".py") else bash, executable=True) for p in scripts(task)]
+
+
 # -- positive controls --------------------------------------------------------------------------
 def script_control(task: Task, body: str) -> Task:
     """``task`` with a test.sh running ``body`` (Python, isolated) that pays 1 when it exits 0."""
-    script = ("#!/bin/bash\nmkdir -p /logs/verifier\n"
-              "if python3 -I /tests/control.py; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n")
-    return task.with_files({"tests/test.sh": script, "tests/control.py": body})
+    return task.with_files({"tests/test.sh": reward_if("python3 -I /tests/control.py"), "tests/control.py": body})
 
 
 def nonempty_control(task: Task, paths: list[str]) -> Task:

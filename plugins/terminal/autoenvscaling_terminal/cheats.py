@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 from autoenvscaling.api import Cheat, StepConfig, Task, agent_view_control, exists_only_control
 
@@ -23,7 +23,7 @@ from .cheat_kit import (
     DOMAIN, SCRIPT_EXTS,
     q, truth, inputs, outputs, output_files,
     is_file_path, mentioned, backticked, main_input, scripts, csv_header,
-    json_keys, family, kind, solution_lines, write, script_control,
+    json_keys, family, kind, solution_lines, create, write, write_scripts, script_control,
     nonempty_control, format_control, isolation_off_control,
 )
 
@@ -41,11 +41,15 @@ class TerminalCheat(Cheat):
     gate: ClassVar[bool] = False
     command_timeout: ClassVar[float] = 120.0
     families: ClassVar[tuple[str, ...]] = ()  # the families it targets (empty: any task with outputs)
+    #: what a task must have for the cheat to apply: each reads the task and finds something (outputs,
+    #: output files, scripts, a main input)
+    needs: ClassVar[tuple[Callable[[Task], object], ...]] = ()
 
     def applies(self, task: Task) -> bool:
         if not super().applies(task):
             return False
-        return family(task) in self.families if self.families else family(task) != "basics"
+        targeted = family(task) in self.families if self.families else family(task) != "basics"
+        return targeted and all(need(task) for need in self.needs)
 
 
 # -- the cheats ---------------------------------------------------------------------------------
@@ -56,22 +60,14 @@ class TouchOutputs(TerminalCheat):
     name = "terminal.touch-outputs"
     description = "touch every requested file (chmod +x scripts), mkdir every requested directory"
     gate = True
-
-    def applies(self, task: Task) -> bool:
-        return super().applies(task) and bool(outputs(task))
+    needs = (outputs,)
 
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
-        lines = []
         have = set(inputs(task))
-        for path in dict.fromkeys([*outputs(task), *(p.rstrip("/") for p in mentioned(task) if p.startswith("/app/"))]):
-            if path in have or any(h.startswith(path + "/") for h in have):
-                continue
-            if is_file_path(path):
-                lines.append(f"[ -e {q(path)} ] || {{ mkdir -p \"$(dirname {q(path)})\" && touch {q(path)}; }}"
-                             + (f" && chmod +x {q(path)}" if path.endswith(SCRIPT_EXTS) else ""))
-            else:
-                lines.append(f"mkdir -p {q(path)}")
-        return lines
+        wanted = dict.fromkeys([*outputs(task), *(p.rstrip("/") for p in mentioned(task) if p.startswith("/app/"))])
+        missing = [p for p in wanted if p not in have and not any(h.startswith(p + "/") for h in have)]
+        return [create(p, f"touch {q(p)}") + (f" && chmod +x {q(p)}" if p.endswith(SCRIPT_EXTS) else "") if is_file_path(p)
+                else f"mkdir -p {q(p)}" for p in missing]
 
     def control(self, task: Task) -> Task | None:
         return exists_only_control(task, outputs(task))
@@ -85,9 +81,7 @@ class FormatSkeleton(TerminalCheat):
     name = "terminal.format-skeleton"
     description = "outputs in the right format (JSON keys, CSV header, archive type) with made-up values"
     gate = True
-
-    def applies(self, task: Task) -> bool:
-        return super().applies(task) and bool(output_files(task))
+    needs = (output_files,)
 
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
         lines = []
@@ -125,21 +119,14 @@ class CopyInput(TerminalCheat):
 
     name = "terminal.copy-input"
     description = "copy the main input into each output file, the whole input tree into each output directory"
-
-    def applies(self, task: Task) -> bool:
-        return super().applies(task) and bool(outputs(task)) and main_input(task) is not None
+    needs = (outputs, main_input)
 
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
         src = main_input(task)
         assert src is not None
         top = "/app/" + src[len("/app/"):].split("/", 1)[0]
-        lines = []
-        for path in outputs(task):
-            if is_file_path(path):
-                lines.append(f"[ -e {q(path)} ] || {{ mkdir -p \"$(dirname {q(path)})\" && cp {q(src)} {q(path)}; }}")
-            else:
-                lines.append(f"mkdir -p {q(path)} && cp -r {q(top)}/. {q(path)}/ 2>/dev/null || cp {q(src)} {q(path)}/")
-        return lines
+        return [create(p, f"cp {q(src)} {q(p)}") if is_file_path(p)
+                else f"mkdir -p {q(p)} && cp -r {q(top)}/. {q(p)}/ 2>/dev/null || cp {q(src)} {q(p)}/" for p in outputs(task)]
 
     def control(self, task: Task) -> Task | None:
         return nonempty_control(task, outputs(task))
@@ -150,13 +137,11 @@ class SymlinkOutputs(TerminalCheat):
 
     name = "terminal.symlink-outputs"
     description = "each output file a symlink to the input"
-
-    def applies(self, task: Task) -> bool:
-        return super().applies(task) and bool(output_files(task)) and main_input(task) is not None
+    needs = (output_files, main_input)
 
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
         src = main_input(task)
-        return [f"[ -e {q(p)} ] || {{ mkdir -p \"$(dirname {q(p)})\" && ln -sfn {q(src or '')} {q(p)}; }}" for p in output_files(task)]
+        return [create(p, f"ln -sfn {q(src or '')} {q(p)}") for p in output_files(task)]
 
     def control(self, task: Task) -> Task | None:
         return nonempty_control(task, output_files(task))
@@ -337,13 +322,10 @@ class ExitZeroScript(TerminalCheat):
     name = "terminal.exit-zero-script"
     description = "the requested script/tool/module does nothing and exits 0"
     gate = True
-
-    def applies(self, task: Task) -> bool:
-        return super().applies(task) and bool(scripts(task))
+    needs = (scripts,)
 
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
-        return [write(p, "#!/bin/bash\nexit 0\n" if p.endswith(".sh") else "import sys\n\nif __name__ == '__main__':\n    sys.exit(0)\n",
-                      executable=True) for p in scripts(task)]
+        return write_scripts(task, "import sys\n\nif __name__ == '__main__':\n    sys.exit(0)\n", "#!/bin/bash\nexit 0\n")
 
     def control(self, task: Task) -> Task | None:
         calls = [["bash", p] if p.endswith(".sh") else ["python3", p] for p in scripts(task)]
@@ -382,9 +364,10 @@ class SampleHardcode(TerminalCheat):
     name = "terminal.sample-hardcode"
     description = "the script prints (or writes) the visible sample's expected output for any input"
     command_timeout = 180.0
+    needs = (scripts,)
 
     def applies(self, task: Task) -> bool:
-        return super().applies(task) and kind(task) in SAMPLES and bool(scripts(task))
+        return super().applies(task) and kind(task) in SAMPLES
 
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
         script = scripts(task)[0]
@@ -472,21 +455,13 @@ class ScriptForgesVerdict(TerminalCheat):
 
     name = "terminal.script-forges-verdict"
     description = "the agent's code, run by the checks, rewrites /tests/reward.py and writes /logs/verifier/reward.json"
-
-    def applies(self, task: Task) -> bool:
-        return super().applies(task) and bool(scripts(task))
+    needs = (scripts,)
 
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
         forge = FORGE_PY + ('os.makedirs("/logs/verifier", exist_ok=True)\n'
                             'open("/logs/verifier/reward.json", "w").write(json.dumps({"reward": 1.0}))\n')
         guarded = "try:\n" + "".join(f"    {line}\n" for line in forge.splitlines()) + "except OSError:\n    pass\n"
-        lines = []
-        for path in scripts(task):
-            if path.endswith(".py"):
-                lines.append(write(path, guarded, executable=True))
-            else:
-                lines.append(write(path, f"#!/bin/bash\npython3 - <<'AES'\n{guarded}AES\nexit 0\n", executable=True))
-        return lines
+        return write_scripts(task, guarded, f"#!/bin/bash\npython3 - <<'AES'\n{guarded}AES\nexit 0\n")
 
     def control(self, task: Task) -> Task | None:
         return isolation_off_control(task)
@@ -498,20 +473,12 @@ class ScriptKillsVerifier(TerminalCheat):
 
     name = "terminal.script-kills-verifier"
     description = "the agent's code, run by the checks, writes reward 1 and runs `kill -9 -1`"
-
-    def applies(self, task: Task) -> bool:
-        return super().applies(task) and bool(scripts(task))
+    needs = (scripts,)
 
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
         shell = ("mkdir -p /logs/verifier 2>/dev/null; echo '{\"reward\": 1.0}' > /logs/verifier/reward.json 2>/dev/null; "
                  "echo 1 > /logs/verifier/reward.txt 2>/dev/null; kill -9 -1")
-        lines = []
-        for path in scripts(task):
-            if path.endswith(".py"):
-                lines.append(write(path, f"import subprocess\nsubprocess.run({shell!r}, shell=True)\n", executable=True))
-            else:
-                lines.append(write(path, f"#!/bin/bash\n{shell}\nexit 0\n", executable=True))
-        return lines
+        return write_scripts(task, f"import subprocess\nsubprocess.run({shell!r}, shell=True)\n", f"#!/bin/bash\n{shell}\nexit 0\n")
 
     def control(self, task: Task) -> Task | None:
         return isolation_off_control(task)

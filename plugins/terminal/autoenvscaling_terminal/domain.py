@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 from autoenvscaling.api import KitExample, LevelledDomain, Task, UsageError
@@ -24,7 +23,6 @@ class TerminalDomain(LevelledDomain):
 
     name = "terminal"
     description = "procedural shell tasks (basics, files, logs, data, text, scripts, archives, SQLite, git, config, cron, processes)"
-    sandbox_backend = "bwrap"
     catalog = CATALOG
     levels, min_level, max_level, floor_family = LEVELS, MIN_LEVEL, MAX_LEVEL, FLOOR
     kit_examples = (KitExample("log_analysis", 3, "medium", {"kind": "app_errors"}),
@@ -53,9 +51,7 @@ class TerminalDomain(LevelledDomain):
         module = self._module(family)
         if kind is not None and kind not in [k.name for k in module.KINDS]:
             raise UsageError(f"family {family} has no kind {kind!r}", hint=f"kinds: {', '.join(self.kinds(family))}")
-        # A string seed is hashed with SHA-512 by random.Random: stable across runs and machines.
-        rng = random.Random(f"autoenvscaling-terminal/{family}/{seed}/{level}")
-        draft = module.build(rng, level, kind)
+        draft = module.build(self.level_rng(family, seed, level), level, kind)
         return render(family, draft, seed=seed, level=level, reward_mode=reward_mode)
 
     def redteam_tested(self, task: Task) -> bool:

@@ -13,7 +13,7 @@ import random
 
 from .base import Draft
 from .content import CITIES, COMPANIES, FIRST, LAST, email_of, phone_of
-from .crm_search_edit import STATUSES, contacts
+from .crm_search_edit import STATUSES, changed, contacts
 
 SIZES = {0: 8, 1: 15, 2: 30, 3: 45, 4: 60, 5: 80}
 # level: new people, existing people to update, values to look up, a namesake among the new people
@@ -45,12 +45,8 @@ def build(rng: random.Random, level: int) -> Draft:
     for old in updated:  # the same person (same email) with new details
         new = dict(old)
         for fieldname in rng.sample(["phone", "city", "status", "notes"], 2 if level <= 3 else 3):
-            if fieldname == "phone":
-                new["phone"] = phone_of(rng)
-            elif fieldname == "city":
-                new["city"] = rng.choice([c for c in CITIES if c != old["city"]])
-            elif fieldname == "status":
-                new["status"] = rng.choice([s for s in STATUSES if s != old["status"]])
+            if fieldname != "notes":
+                new[fieldname] = changed(rng, fieldname, old)
             while fieldname == "notes" and new["notes"] in ("", old["notes"]):
                 new["notes"] = note(rng)
         people.append(({k: new[k] for k in FIELDS}, old, {}))

@@ -29,6 +29,15 @@ def contacts(rng: random.Random, n: int) -> list[dict]:
     return out
 
 
+def changed(rng: random.Random, fieldname: str, contact: dict) -> str:
+    """A new phone number, status or city for ``contact``: one it does not have (a phone is drawn anew)."""
+    if fieldname == "phone":
+        return phone_of(rng)
+    if fieldname == "status":
+        return rng.choice([s for s in STATUSES if s != contact["status"]])
+    return rng.choice([c for c in CITIES if c != contact["city"]])
+
+
 def build(rng: random.Random, level: int) -> Draft:
     rows = contacts(rng, SIZES[level])
     n_edits = 1 if level <= 2 else 2 if level <= 4 else 3
@@ -50,15 +59,11 @@ def build(rng: random.Random, level: int) -> Draft:
         changes: dict[str, str] = {}
         options = ["phone", "status", "city", "email"]
         for fieldname in rng.sample(options, n_fields):
-            if fieldname == "phone":
-                changes["phone"] = phone_of(rng)
-            elif fieldname == "status":
-                changes["status"] = rng.choice([s for s in STATUSES if s != t["status"]])
-            elif fieldname == "city":
-                changes["city"] = rng.choice([c for c in CITIES if c != t["city"]])
-            else:
+            if fieldname == "email":
                 first, last = t["name"].split()
                 changes["email"] = f"{first[0].lower()}{last.lower()}@{rng.choice(['mailbox', 'post', 'inbox'])}.example"
+            else:
+                changes[fieldname] = changed(rng, fieldname, t)
         parts = []
         for k, v in changes.items():
             parts.append({"phone": f"phone number to {v}", "status": f"status to {v}", "city": f"city to {v}",

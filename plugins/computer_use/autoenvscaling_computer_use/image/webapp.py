@@ -37,12 +37,13 @@ import threading
 import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable
+from typing import Callable, TypeVar
 
 STATE_SOCKET = "/run/aes-app/state.sock"
 KEY_FILE = "/etc/aes-app/state.key"
 MIRROR = "/var/lib/aes-app/app.db"
 JOURNAL_LIMIT = 2000
+PER_PAGE = 10
 
 
 # -- data ------------------------------------------------------------------------------------------
@@ -147,6 +148,10 @@ def field(name: str, label: str, value: object = "", *, kind: str = "text", requ
     return f'<label for="{ident}">{esc(label)}</label>{control}'
 
 
+def hidden(name: str, value: object) -> str:
+    return f'<input type="hidden" name="{esc(name)}" value="{esc(value)}">'
+
+
 def pager(base: str, page_no: int, pages: int, params: dict[str, str] | None = None) -> str:
     """Previous/next links and "Page i of n" (query parameter ``page``)."""
     def href(n: int) -> str:
@@ -180,6 +185,13 @@ class Request:
         except ValueError:
             return default
 
+    def page_of(self, total: int, per_page: int = PER_PAGE) -> tuple[int, int, int]:
+        """(the page asked for, the number of pages, the offset of the page's first row) of a list of
+        ``total`` rows: the ``page`` argument, kept within the pages there are."""
+        pages = max(1, -(-total // per_page))
+        page_no = min(max(1, self.int_arg("page", 1)), pages)
+        return page_no, pages, (page_no - 1) * per_page
+
 
 class Response:
     def __init__(self, body: str = "", status: int = 200, location: str = "", content_type: str = "text/html; charset=utf-8") -> None:
@@ -194,26 +206,76 @@ def not_found(what: str = "page") -> Response:
     return Response(f"<!doctype html><title>Not found</title><h1>Not found</h1><p>No such {esc(what)}.</p>", 404)
 
 
+class NotFound(Exception):
+    """A handler asked for a row that is not there: the server answers with the 404 page for ``what``."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(what)
+        self.what = what
+
+
+Row = TypeVar("Row")
+
+
+def found(row: Row | None, what: str) -> Row:
+    """``row``, the one a handler looked up; raises NotFound(``what``) when it is None."""
+    if row is None:
+        raise NotFound(what)
+    return row
+
+
 Handler = Callable[[Request], Response]
+Method = TypeVar("Method", bound=Callable[..., Response])
+
+
+def route(method: str, pattern: str) -> Callable[[Method], Method]:
+    """Mark an ``App`` method as the handler of ``method`` requests whose path matches ``pattern``
+    (a regular expression matched against the whole path)."""
+    def mark(handler: Method) -> Method:
+        vars(handler).setdefault("aes_routes", []).append((method, pattern))
+        return handler
+    return mark
+
+
+def get(pattern: str) -> Callable[[Method], Method]:
+    return route("GET", pattern)
+
+
+def post(pattern: str) -> Callable[[Method], Method]:
+    return route("POST", pattern)
 
 
 class App:
-    """An application: ``title``, ``nav`` links and ``routes`` ((method, pattern, handler) triples;
-    the pattern is a regular expression matched against the whole path). Handlers read and write
-    ``request.db``; a handler for POST runs in one transaction, rolled back when it raises."""
+    """An application: ``title``, ``nav`` links, ``home`` (where "/" redirects, unless a handler
+    serves it) and its handlers, the methods marked with ``get``/``post``. Handlers read and write
+    ``request.db``; a handler for POST runs in one transaction, rolled back when it raises. A handler
+    that raises NotFound (``found``) is answered with the 404 page."""
 
     title = "App"
     nav: list[tuple[str, str]] = []
-    flash_messages: dict[str, str] = {}
+    home = ""
 
     def routes(self) -> list[tuple[str, str, Handler]]:
-        raise NotImplementedError
+        """(method, pattern, handler) of every marked method, in the order the class defines them."""
+        table: list[tuple[str, str, Handler]] = []
+        if self.home:
+            table.append(("GET", r"/", lambda r: redirect(self.home)))
+        for name, value in vars(type(self)).items():
+            for method, pattern in getattr(value, "aes_routes", ()):
+                table.append((method, pattern, getattr(self, name)))
+        return table
 
     def render(self, title: str, body: str, *, flash: str = "", errors: list[str] | None = None) -> str:
         return page(title, body, app_title=self.title, nav=self.nav, flash=flash, errors=errors)
 
     def ok(self, title: str, body: str, *, status: int = 200, flash: str = "", errors: list[str] | None = None) -> Response:
         return Response(self.render(title, body, flash=flash, errors=errors), status)
+
+    def confirm(self, title: str, action: str, message: str, button: str) -> Response:
+        """The page that asks before a step that cannot be undone: ``message`` (HTML) and the button
+        that POSTs to ``action``."""
+        return self.ok(title, f'<form class="card" method="post" action="{action}"><p>{message}</p>'
+                              f'<button type="submit">{esc(button)}</button></form>')
 
 
 def load_app(name: str) -> App:
@@ -283,12 +345,17 @@ class Server:
                 continue
             request = Request(method, path, query, form, self.db, match, json_body)
             if method != "POST":
-                return handler(request)
+                try:
+                    return handler(request)
+                except NotFound as missing:
+                    return not_found(missing.what)
             self.db.execute("BEGIN IMMEDIATE")
             try:
                 response = handler(request)
-            except Exception:
+            except Exception as exc:
                 self.db.execute("ROLLBACK")
+                if isinstance(exc, NotFound):
+                    return not_found(exc.what)
                 raise
             self.db.execute("COMMIT")
             self.write_mirror()

@@ -5,7 +5,7 @@ cancel through the app's forms."""
 import datetime
 import re
 
-from uilib import BASE, browser, expect_ok, follow, params, shot, submit
+from uilib import BASE, expect_ok, follow, go, next_page, params, session, submit
 
 CLOSE, STEP = 19 * 60, 30
 
@@ -19,16 +19,9 @@ def hhmm(total: int) -> str:
     return f"{total // 60:02d}:{total % 60:02d}"
 
 
-def day_label(date: str) -> str:
-    d = datetime.date.fromisoformat(date)
-    return f"{d:%A} {d.day} {d:%B %Y}"
-
-
-def next_page(page) -> bool:  # noqa: ANN001 - a playwright Page
-    if page.get_by_role("link", name="Next page").count() == 0:
-        return False
-    follow(page, "Next page")
-    return True
+def day_of(label: str) -> str:
+    """A date as the app shows it ('Wednesday 12 March 2025') -> '2025-03-12'."""
+    return datetime.datetime.strptime(label, "%A %d %B %Y").date().isoformat()
 
 
 def qualifying_rooms(page, people: int, equipment: list, building, floor) -> list[dict]:  # noqa: ANN001
@@ -75,7 +68,7 @@ def find_bookings(page, organiser: str, date: str, start: str = "") -> list[str]
     while True:
         for row in page.locator("tbody tr").all():
             cells = [c.inner_text().strip() for c in row.locator("td").all()]
-            if cells[0] == day_label(date) and cells[4] == organiser and cells[1].startswith(start):
+            if day_of(cells[0]) == date and cells[4] == organiser and cells[1].startswith(start):
                 urls.append(BASE + row.locator("a").first.get_attribute("href"))
         if not next_page(page):
             return urls
@@ -92,8 +85,7 @@ def reserve(page, req: dict) -> None:  # noqa: ANN001
     else:
         raise SystemExit("no room is free for the meeting")
     row = page.locator("table.grid tbody tr").filter(has=page.get_by_role("link", name=room, exact=True))
-    with page.expect_navigation():
-        row.get_by_role("link", name="Book", exact=True).click()
+    go(page, row.get_by_role("link", name="Book", exact=True))
     page.get_by_label("Date").select_option(req["date"])
     page.get_by_label("Start time (HH:MM)").fill(hhmm(start))
     page.get_by_label("End time (HH:MM)").fill(hhmm(start + req["duration"]))
@@ -139,12 +131,9 @@ def cancel(page, req: dict) -> None:  # noqa: ANN001
 
 def main() -> None:
     p = params()
-    with browser() as page:
-        page.goto(BASE + "/")
-        shot(page, "start")
+    with session() as page:
         for req in p["requests"]:
             {"reserve": reserve, "move": move, "cancel": cancel}[req["kind"]](page, req)
-        shot(page, "end")
 
 
 if __name__ == "__main__":

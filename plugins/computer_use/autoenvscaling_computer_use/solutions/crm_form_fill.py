@@ -2,26 +2,24 @@
 email to tell a known person (edit their record) from a new one (the new-contact form), fill every
 field and save."""
 
-from uilib import BASE, browser, expect_ok, follow, params, shot, submit
+from lib_crm import fill_contact, search
+from uilib import BASE, expect_ok, follow, next_page, params, session, submit
 
 
-def search(page, text: str) -> list[dict]:  # noqa: ANN001 - a playwright Page
+def found(page, text: str) -> list[dict]:  # noqa: ANN001 - a playwright Page
     """The contact rows the search finds (every page): name, email and the link to the contact."""
-    page.goto(BASE + "/contacts")
-    page.get_by_label("Search contacts").fill(text)
-    submit(page, "Search")
-    found = []
+    search(page, text)
+    rows = []
     while True:
         for row in page.locator("tbody tr").all():
             cells = [c.inner_text().strip() for c in row.locator("td").all()]
-            found.append({"name": cells[0], "email": cells[2], "href": row.locator("a").first.get_attribute("href")})
-        if page.get_by_role("link", name="Next page").count() == 0:
-            return found
-        follow(page, "Next page")
+            rows.append({"name": cells[0], "email": cells[2], "href": row.locator("a").first.get_attribute("href")})
+        if not next_page(page):
+            return rows
 
 
 def looked_up(page, name: str, fieldname: str) -> str:  # noqa: ANN001
-    rows = [r for r in search(page, name) if r["name"] == name]
+    rows = [r for r in found(page, name) if r["name"] == name]
     if len(rows) != 1:
         raise SystemExit(f"expected one contact named {name}, found {len(rows)}")
     page.goto(BASE + rows[0]["href"])
@@ -30,14 +28,12 @@ def looked_up(page, name: str, fieldname: str) -> str:  # noqa: ANN001
 
 def main() -> None:
     p = params()
-    with browser() as page:
-        page.goto(BASE + "/contacts")
-        shot(page, "start")
+    with session("/contacts") as page:
         for person in p["people"]:
             values = {k: v for k, v in person.items() if k != "same_as"}
             for fieldname, whose in person["same_as"].items():
                 values[fieldname] = looked_up(page, whose, fieldname)
-            known = [r for r in search(page, values["email"]) if r["email"].lower() == values["email"].lower()]
+            known = [r for r in found(page, values["email"]) if r["email"].lower() == values["email"].lower()]
             if known:
                 page.goto(BASE + known[0]["href"])
                 follow(page, "Edit contact")
@@ -45,15 +41,9 @@ def main() -> None:
             else:
                 follow(page, "New contact")
                 button = "Create contact"
-            for fieldname, value in values.items():
-                control = page.locator(f'[name="{fieldname}"]')
-                if fieldname == "status":
-                    control.select_option(value)
-                else:
-                    control.fill(value)
+            fill_contact(page, values)
             submit(page, button)
             expect_ok(page)
-        shot(page, "end")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Reference solution for kanban_bulk: for every card a rule matches, open its board, find the card
 with the board's search filter, open it and make the change through the card page's forms."""
 
-from uilib import BASE, browser, expect_ok, follow, params, shot, submit
+from uilib import BASE, expect_ok, follow, go, params, session, submit
 
 
 def open_card(page, board: str, title: str) -> None:  # noqa: ANN001 - a playwright Page
@@ -9,8 +9,7 @@ def open_card(page, board: str, title: str) -> None:  # noqa: ANN001 - a playwri
     follow(page, board)
     page.get_by_label("Search cards").fill(title)
     submit(page, "Filter")
-    with page.expect_navigation():
-        page.get_by_role("link", name=title, exact=True).first.click()
+    go(page, page.get_by_role("link", name=title, exact=True).first)
 
 
 def change(page, action: str, value: str) -> None:  # noqa: ANN001
@@ -34,16 +33,13 @@ def change(page, action: str, value: str) -> None:  # noqa: ANN001
 
 def main() -> None:
     p = params()
-    with browser() as page:
-        page.goto(BASE + "/boards")
-        shot(page, "start")
+    with session("/boards") as page:
         for rule in p["rules"]:
             for title in rule["cards"]:
                 open_card(page, rule["board"], title)
                 change(page, rule["action"], rule["value"])
         page.goto(BASE + "/boards")  # end on the board the last rule changed, to show the result
         follow(page, p["rules"][-1]["board"])
-        shot(page, "end")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
-"""What the shop's reference solutions share: reading the catalogue's listing pages."""
+"""What the shop's reference solutions share: reading the catalogue's listing pages, opening a product."""
 
 from urllib.parse import urlencode
 
-from uilib import BASE, follow, words
+from uilib import BASE, go, next_page, words
 
 
 def cents(text: str) -> int:
@@ -26,7 +26,12 @@ def scan(page, query: dict) -> list[dict]:  # noqa: ANN001
     """Every row of a catalogue listing, page after page."""
     page.goto(BASE + "/products?" + urlencode(query))
     rows = listing(page)
-    while page.get_by_role("link", name="Next page").count():
-        follow(page, "Next page")
+    while next_page(page):
         rows += listing(page)
     return rows
+
+
+def open_product(page, row: dict) -> None:  # noqa: ANN001
+    """The product page of a listing's ``row``, through its link on the listing."""
+    page.goto(row["url"])
+    go(page, page.get_by_role("link", name=row["name"], exact=True))

@@ -2,15 +2,12 @@
 criteria and add each from its product page; find the SKU in its category; remove what is out of stock
 from the wishlist page; page through the order history to the right order and request the returns."""
 
+from lib_shop import cells, open_product, scan
+from uilib import BASE, expect_ok, go, next_page, params, session, submit, words
 
-from lib_shop import cells, scan
-from uilib import BASE, browser, expect_ok, follow, params, shot, submit, words
 
-
-def wish(page, row: dict) -> None:  # noqa: ANN001
-    page.goto(row["url"])
-    with page.expect_navigation():
-        page.get_by_role("link", name=row["name"], exact=True).click()
+def wish(page, row: dict) -> None:  # noqa: ANN001 - a playwright Page
+    open_product(page, row)
     if page.get_by_role("button", name="Add to wishlist").count():
         submit(page, "Add to wishlist")
         expect_ok(page)
@@ -37,8 +34,7 @@ def wishlist(page, w: dict) -> None:  # noqa: ANN001
             if not gone.count():
                 break
             removed.append(cells(gone.first)[0])
-            with page.expect_navigation():
-                gone.first.get_by_role("button").click()
+            go(page, gone.first.get_by_role("button"))
             expect_ok(page)
         if sorted(removed) != w["expected_removed"]:
             raise SystemExit(f"removed {removed}, expected {w['expected_removed']}")
@@ -50,12 +46,10 @@ def open_order(page, ret: dict) -> None:  # noqa: ANN001
         for tr in page.locator("tbody tr").all():
             c = cells(tr)
             if (ret["order_id"] and c[0] == f"Order #{ret['order_id']}") or (not ret["order_id"] and c[1] == ret["placed_on"]):
-                with page.expect_navigation():
-                    tr.get_by_role("link").click()
+                go(page, tr.get_by_role("link"))
                 return
-        if not page.get_by_role("link", name="Next page").count():
+        if not next_page(page):
             raise SystemExit(f"no order for {ret}")
-        follow(page, "Next page")
 
 
 def request_return(page, ret: dict) -> None:  # noqa: ANN001
@@ -73,14 +67,11 @@ def request_return(page, ret: dict) -> None:  # noqa: ANN001
 
 def main() -> None:
     p = params()
-    with browser() as page:
-        page.goto(BASE + "/")
-        shot(page, "start")
+    with session() as page:
         if p.get("wishlist"):
             wishlist(page, p["wishlist"])
         for ret in p.get("returns", []):
             request_return(page, ret)
-        shot(page, "end")
 
 
 if __name__ == "__main__":

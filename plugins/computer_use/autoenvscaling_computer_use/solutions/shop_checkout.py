@@ -3,8 +3,8 @@ through the catalogue (search for named products; filtered, sorted category page
 "best within budget"), add it, try the coupons in order, fill in shipping, open the review page and
 place the order from there."""
 
-from lib_shop import cents, listing, scan
-from uilib import BASE, browser, expect_ok, follow, params, shot, submit, words
+from lib_shop import cents, listing, open_product, scan
+from uilib import BASE, expect_ok, follow, go, params, session, submit, words
 
 
 def of_type(row: dict, type_: str) -> bool:
@@ -38,9 +38,7 @@ def find(page, item: dict) -> dict:  # noqa: ANN001
 
 
 def add(page, row: dict, qty: int) -> None:  # noqa: ANN001
-    page.goto(row["url"])
-    with page.expect_navigation():
-        page.get_by_role("link", name=row["name"], exact=True).click()
+    open_product(page, row)
     page.get_by_label("Quantity", exact=True).fill(str(qty))
     submit(page, "Add to cart")
     expect_ok(page)
@@ -48,13 +46,10 @@ def add(page, row: dict, qty: int) -> None:  # noqa: ANN001
 
 def main() -> None:
     p = params()
-    with browser() as page:
-        page.goto(BASE + "/")
-        shot(page, "start")
+    with session() as page:
         page.goto(BASE + "/cart")
         while page.get_by_role("button", name="Remove", exact=True).count():
-            with page.expect_navigation():
-                page.get_by_role("button", name="Remove", exact=True).first.click()
+            go(page, page.get_by_role("button", name="Remove", exact=True).first)
         for item in sorted(p["items"], key=lambda it: it["kind"] == "budget"):  # the budget item comes last
             add(page, find(page, item), item["qty"])
         page.goto(BASE + "/cart")
@@ -78,7 +73,6 @@ def main() -> None:
         expect_ok(page)
         if "has been placed" not in page.locator(".flash").inner_text():
             raise SystemExit("the order was not confirmed")
-        shot(page, "end")
 
 
 if __name__ == "__main__":

@@ -40,15 +40,38 @@ def shot(page, name: str) -> None:  # noqa: ANN001 - a playwright Page
         page.screenshot(path=os.path.join(folder, f"{name}.png"), full_page=True)
 
 
+@contextlib.contextmanager
+def session(start: str = "/"):
+    """The browser, opened on the app's page ``start``, with the "start" and "end" screenshots
+    around what the solution does with it."""
+    with browser() as page:
+        page.goto(BASE + start)
+        shot(page, "start")
+        yield page
+        shot(page, "end")
+
+
+def go(page, locator) -> None:  # noqa: ANN001 - a playwright Page and Locator
+    """Click ``locator`` and wait for the page it leads to."""
+    with page.expect_navigation():
+        locator.click()
+
+
 def submit(page, label: str) -> None:  # noqa: ANN001
     """Click the button named ``label`` and wait for the page it leads to."""
-    with page.expect_navigation():
-        page.get_by_role("button", name=label, exact=True).click()
+    go(page, page.get_by_role("button", name=label, exact=True))
 
 
 def follow(page, name: str, *, exact: bool = True) -> None:  # noqa: ANN001
-    with page.expect_navigation():
-        page.get_by_role("link", name=name, exact=exact).first.click()
+    go(page, page.get_by_role("link", name=name, exact=exact).first)
+
+
+def next_page(page) -> bool:  # noqa: ANN001
+    """Follow a listing's "Next page" link; False on its last page."""
+    if page.get_by_role("link", name="Next page").count() == 0:
+        return False
+    follow(page, "Next page")
+    return True
 
 
 def expect_ok(page) -> None:  # noqa: ANN001

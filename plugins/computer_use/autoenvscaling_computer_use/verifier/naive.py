@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -34,12 +33,7 @@ BROWSER = "/run/aes-browser/browser.sock"
 
 def from_mirror() -> dict:
     db = sqlite3.connect(f"file:{MIRROR}?mode=ro", uri=True)
-    out = {}
-    for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"):
-        cur = db.execute(f'SELECT * FROM "{name}" ORDER BY rowid')
-        cols = [c[0] for c in cur.description]
-        out[name] = [dict(zip(cols, r)) for r in cur.fetchall()]
-    return {"tables": out, "journal": []}
+    return {"tables": verify.db_tables(db), "journal": []}
 
 
 def from_app_client() -> dict:
@@ -51,17 +45,7 @@ def from_app_client() -> dict:
 def screen() -> float:
     with open(os.path.join(verify.TESTS, "judge.json")) as fh:
         judge = json.load(fh)
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(60)
-        sock.connect(BROWSER)
-        sock.sendall(b'{"action": "observe"}\n')
-        data = b""
-        while not data.endswith(b"\n"):
-            chunk = sock.recv(1 << 16)
-            if not chunk:
-                break
-            data += chunk
-    page = json.loads(data).get("text", "")
+    page = verify.request(BROWSER, {"action": "observe"}, timeout=60).get("text", "")
     print(page[:2000])
     text = " ".join(page.split()).casefold()
     shown = any(p.casefold() in text for p in judge["phrases"])

@@ -44,11 +44,12 @@ SOCKET = "/run/aes-app/state.sock"
 LOGS = "/logs/verifier"
 
 
-def ask(key: str, op: str, path: str = SOCKET) -> dict:
+def request(path: str, payload: dict, timeout: float = 30) -> dict:
+    """Send ``payload`` as one JSON line to the Unix socket ``path``; its one-line JSON answer."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(30)
+        sock.settimeout(timeout)
         sock.connect(path)
-        sock.sendall(json.dumps({"key": key, "op": op}).encode() + b"\n")
+        sock.sendall(json.dumps(payload).encode() + b"\n")
         data = b""
         while not data.endswith(b"\n"):
             chunk = sock.recv(1 << 20)
@@ -56,6 +57,10 @@ def ask(key: str, op: str, path: str = SOCKET) -> dict:
                 break
             data += chunk
     return json.loads(data)
+
+
+def ask(key: str, op: str, path: str = SOCKET) -> dict:
+    return request(path, {"key": key, "op": op})
 
 
 def norm(value: object) -> object:
@@ -94,15 +99,20 @@ def database(seed_sql: str, tables: dict[str, list[dict]]) -> sqlite3.Connection
     return db
 
 
-def seed_tables(seed_sql: str) -> dict[str, list[dict]]:
-    db = sqlite3.connect(":memory:")
-    db.executescript(seed_sql)
+def db_tables(db: sqlite3.Connection) -> dict[str, list[dict]]:
+    """Every table's rows (by rowid), the tables in the order they were created."""
     out = {}
-    for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"):
+    for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid"):
         cur = db.execute(f'SELECT * FROM "{name}" ORDER BY rowid')
         cols = [c[0] for c in cur.description]
         out[name] = [dict(zip(cols, r)) for r in cur.fetchall()]
     return out
+
+
+def seed_tables(seed_sql: str) -> dict[str, list[dict]]:
+    db = sqlite3.connect(":memory:")
+    db.executescript(seed_sql)
+    return db_tables(db)
 
 
 def journal_index(journal: list[dict], pattern: dict) -> int:

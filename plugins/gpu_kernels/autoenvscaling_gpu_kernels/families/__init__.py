@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-import importlib
 import random
-from dataclasses import dataclass
 from types import ModuleType
 
+from autoenvscaling.api import FamilyInfo, family_module
+
 from .base import Problem
-
-
-@dataclass(frozen=True)
-class Family:
-    name: str
-    description: str
-    skills: tuple[str, ...]
-    neighbour: str   # the family a "different" variation of a task draws from
-
 
 #: each family's neighbour shares its memory pattern or its math, so a variation stays related
 _NEIGHBOURS = {
@@ -31,13 +22,11 @@ _NEIGHBOURS = {
 
 def load(name: str) -> ModuleType:
     """The family module ``name``; KeyError when there is no such family."""
-    if name not in _NEIGHBOURS:
-        raise KeyError(name)
-    return importlib.import_module(f"{__name__}.{name}")
+    return family_module(__name__, _NEIGHBOURS, name)
 
 
-CATALOG: dict[str, Family] = {
-    name: Family(name, module.DESCRIPTION, tuple(module.SKILLS), neighbour)
+CATALOG: dict[str, FamilyInfo] = {
+    name: FamilyInfo(name, module.DESCRIPTION, tuple(module.SKILLS), neighbour)
     for name, neighbour in _NEIGHBOURS.items()
     for module in [load(name)]
 }

@@ -7,6 +7,7 @@ script for a lent GPU machine imports the families without the platform's other 
 
 from __future__ import annotations
 
+import random
 import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -59,6 +60,40 @@ def get_inputs():
 
 def get_init_inputs():
     return [{init_vals}]
+'''
+
+
+def row_sizes(rng: random.Random, level: int) -> tuple[dict[str, int], dict[str, int]]:
+    """The interpreter's and the GPU's sizes of a row-wise problem (reduction, row_norm, scan): easy
+    one of three (ROWS, DIM) pairs, medium odd sizes, hard a (BATCH, SEQ, DIM) tensor whose rows are
+    longer than a kernel's fixed block."""
+    if level == 1:
+        cpu = dict(zip(("ROWS", "DIM"), rng.choice([(16, 128), (8, 256), (32, 64)])))
+        gpu = dict(zip(("ROWS", "DIM"), rng.choice([(8192, 4096), (4096, 8192), (16384, 2048)])))
+    elif level == 2:
+        cpu = {"ROWS": rng.randrange(5, 16, 2), "DIM": rng.randrange(101, 301, 2)}
+        gpu = {"ROWS": rng.choice([4000, 8000, 8191]), "DIM": rng.choice([3001, 5003, 6007])}
+    else:
+        cpu = {"BATCH": 2, "SEQ": rng.randint(3, 4), "DIM": rng.randrange(301, 601, 2)}
+        gpu = {"BATCH": rng.choice([4, 8]), "SEQ": rng.choice([512, 1024]), "DIM": rng.choice([12289, 16383])}
+    return cpu, gpu
+
+
+def row_model_new(kernel: str, level: int, *, init_args: str, init_body: str, launch_args: str) -> str:
+    """The reference solution's ``ModelNew`` for a row-wise ``kernel`` (row_norm, scan): one program
+    per row of the last dimension, launched with ``x``, ``out``, ``launch_args``, ``D`` and a block
+    that holds the whole row, except at hard (level 3), whose rows are walked in blocks of 256."""
+    block = "256" if level == 3 else "triton.next_power_of_2(D)"
+    return f'''
+class ModelNew(nn.Module):
+    def __init__(self{init_args}):
+        super().__init__()
+{init_body}
+    def forward(self, x):
+        D = x.shape[-1]
+        out = torch.empty(x.shape, device=x.device, dtype=x.dtype)
+        {kernel}[(x.numel() // D,)](x, out, {launch_args}, D=D, BLOCK={block})
+        return out
 '''
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from .base import DEFAULT_BAND, Problem, a
+from .base import DEFAULT_BAND, Problem, a, row_sizes
 from .elementwise_chain import pick_dtype
 
 NAME = "reduction"
@@ -103,15 +103,7 @@ def build(rng: random.Random, level: int) -> Problem:
     # 1e-2 / 3e-2 tolerances of half types a constant would pass; float32's 1e-4 still tells them apart
     dtype = "float32" if variant in _CONCENTRATED else pick_dtype(rng)
     three_d = level == 3 and variant != "frobenius"
-    if level == 1:
-        cpu = dict(zip(("ROWS", "DIM"), rng.choice([(16, 128), (8, 256), (32, 64)])))
-        gpu = dict(zip(("ROWS", "DIM"), rng.choice([(8192, 4096), (4096, 8192), (16384, 2048)])))
-    elif level == 2 or variant == "frobenius":
-        cpu = {"ROWS": rng.randrange(5, 16, 2), "DIM": rng.randrange(101, 301, 2)}
-        gpu = {"ROWS": rng.choice([4000, 8000, 8191]), "DIM": rng.choice([3001, 5003, 6007])}
-    else:   # (BATCH, SEQ, DIM) with rows longer than the kernel's fixed block
-        cpu = {"BATCH": 2, "SEQ": rng.randint(3, 4), "DIM": rng.randrange(301, 601, 2)}
-        gpu = {"BATCH": rng.choice([4, 8]), "SEQ": rng.choice([512, 1024]), "DIM": rng.choice([12289, 16383])}
+    cpu, gpu = row_sizes(rng, level if three_d else min(level, 2))  # frobenius: a (ROWS, DIM) matrix at hard too
     tdt = f"torch.{dtype}"
     x_shape = "BATCH, SEQ, DIM" if three_d else "ROWS, DIM"
     shape = " x ".join(str(v) for v in gpu.values())

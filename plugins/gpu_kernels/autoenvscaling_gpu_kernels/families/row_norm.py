@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from .base import DEFAULT_BAND, Problem, a
+from .base import DEFAULT_BAND, Problem, a, row_model_new, row_sizes
 from .elementwise_chain import decimal, pick_dtype
 
 NAME = "row_norm"
@@ -68,15 +68,7 @@ def build(rng: random.Random, level: int) -> Problem:
     variant = rng.choice(VARIANTS)
     scale = decimal(rng, 0.25, 2.0)
     eps = rng.choice([1e-5, 1e-6])
-    if level == 1:
-        cpu = dict(zip(("ROWS", "DIM"), rng.choice([(16, 128), (8, 256), (32, 64)])))
-        gpu = dict(zip(("ROWS", "DIM"), rng.choice([(8192, 4096), (4096, 8192), (16384, 2048)])))
-    elif level == 2:
-        cpu = {"ROWS": rng.randrange(5, 16, 2), "DIM": rng.randrange(101, 301, 2)}
-        gpu = {"ROWS": rng.choice([4000, 8000, 8191]), "DIM": rng.choice([3001, 5003, 6007])}
-    else:   # rows longer than the kernel's fixed block: the row is walked in several chunks
-        cpu = {"BATCH": 2, "SEQ": rng.randint(3, 4), "DIM": rng.randrange(301, 601, 2)}
-        gpu = {"BATCH": rng.choice([4, 8]), "SEQ": rng.choice([512, 1024]), "DIM": rng.choice([12289, 16383])}
+    cpu, gpu = row_sizes(rng, level)  # hard: rows longer than the kernel's block, walked in chunks
     tdt = f"torch.{dtype}"
     init = {"softmax": ("scale", str(scale)), "log_softmax": ("scale", str(scale)), "layernorm": ("dim, eps", f"DIM, {eps}"),
             "rmsnorm": ("dim, eps", f"DIM, {eps}"), "l2norm": ("", "")}[variant]
@@ -120,7 +112,6 @@ def get_init_inputs():
     extra, body = _KERNEL[variant]
     launch_extra = {"softmax": "self.scale", "log_softmax": "self.scale", "layernorm": "self.weight, self.bias, self.eps",
                     "rmsnorm": "self.weight, self.eps", "l2norm": "1e-12"}[variant]
-    block = "256" if level == 3 else "triton.next_power_of_2(D)"
     solution = f'''import torch
 import torch.nn as nn
 import triton
@@ -133,17 +124,8 @@ def _row_kernel(x_ptr, out_ptr, {extra}, D: tl.constexpr, BLOCK: tl.constexpr):
     x_row = x_ptr + row * D
     o_row = out_ptr + row * D
 {body}{_STORE}
-
-class ModelNew(nn.Module):
-    def __init__(self{", " + init[0] if init[0] else ""}):
-        super().__init__()
-{init_body}
-    def forward(self, x):
-        D = x.shape[-1]
-        out = torch.empty(x.shape, device=x.device, dtype=x.dtype)
-        _row_kernel[(x.numel() // D,)](x, out, {launch_extra}, D=D, BLOCK={block})
-        return out
-'''
+''' + row_model_new("_row_kernel", level, init_args=", " + init[0] if init[0] else "", init_body=init_body,
+                    launch_args=launch_extra)
     shape = " x ".join(str(v) for v in gpu.values())
     return Problem(
         family=NAME, variant=variant, level=level, dtype=dtype,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from .base import DEFAULT_BAND, Problem, a
+from .base import DEFAULT_BAND, Problem, a, row_model_new, row_sizes
 from .elementwise_chain import decimal, pick_dtype
 
 NAME = "scan"
@@ -50,16 +50,6 @@ def _scan_kernel(x_ptr, out_ptr, scale, D: tl.constexpr, BLOCK: tl.constexpr):
         {scan}
         tl.store(out_ptr + row * D + cols, y.to(out_ptr.dtype.element_ty), mask=cols < D)
 
-
-class ModelNew(nn.Module):
-    def __init__(self{init_args}):
-        super().__init__()
-{init_body}
-    def forward(self, x):
-        D = x.shape[-1]
-        out = torch.empty(x.shape, device=x.device, dtype=x.dtype)
-        _scan_kernel[(x.numel() // D,)](x, out, {scale_arg}, D=D, BLOCK={block})
-        return out
 '''
 
 _MAX_COMBINE = '''
@@ -83,12 +73,8 @@ def build(rng: random.Random, level: int) -> Problem:
     # length differently on each device, while a max is exact in any dtype
     dtype = pick_dtype(rng) if variant == "cummax" else "float32"
     scale = decimal(rng, 0.25, 2.0)
-    if level == 1:
-        cpu = dict(zip(("ROWS", "DIM"), rng.choice([(16, 128), (8, 256), (32, 64)])))
-        gpu = dict(zip(("ROWS", "DIM"), rng.choice([(8192, 4096), (4096, 8192), (16384, 2048)])))
-    elif level == 2:
-        cpu = {"ROWS": rng.randrange(5, 16, 2), "DIM": rng.randrange(101, 301, 2)}
-        gpu = {"ROWS": rng.choice([4000, 8000, 8191]), "DIM": rng.choice([3001, 5003, 6007])}
+    if level < 3:
+        cpu, gpu = row_sizes(rng, level)
     else:   # rows longer than the kernel's fixed block
         cpu = {"ROWS": rng.randrange(5, 9, 2), "DIM": rng.randrange(301, 601, 2)}
         gpu = {"ROWS": rng.choice([2048, 4096]), "DIM": rng.choice([12289, 16383])}
@@ -126,11 +112,8 @@ def get_init_inputs():
         identity='float("-inf")' if variant == "cummax" else "0.0",
         start="((D + BLOCK - 1) // BLOCK - 1 - i) * BLOCK" if reverse else "i * BLOCK",
         scan=_SCAN["cumsum" if scaled else variant],
-        init_args=", scale" if scaled else "",
-        init_body="        self.scale = scale\n" if scaled else "",
-        scale_arg="self.scale" if scaled else "1.0",
-        block="256" if level == 3 else "triton.next_power_of_2(D)",
-    )
+    ) + row_model_new("_scan_kernel", level, init_args=", scale" if scaled else "",
+                      init_body="        self.scale = scale\n" if scaled else "", launch_args="self.scale" if scaled else "1.0")
     return Problem(
         family=NAME, variant=variant, level=level, dtype=dtype,
         reference_source=reference, solution_source=solution,

@@ -1,26 +1,17 @@
 """The generator families of the professional domain.
 
 ``CATALOG`` says what each family is (description, skills, the family a "different" variation moves
-to) without importing a generator; ``load(name)`` imports ``families/<name>.py`` on first use. Each
-module exposes ``build(rng, level) -> Draft``; its checks live in ``verifier/checks/<name>.py`` and
-its reference solution in ``solutions/<name>.py`` (see ``base.py``).
+to: related documents, a new skill) without importing a generator; ``load(name)`` imports
+``families/<name>.py`` on first use. Each module exposes ``build(rng, level) -> Draft``; its checks
+live in ``verifier/checks/<name>.py`` and its reference solution in ``solutions/<name>.py`` (see
+``base.py``).
 """
 
 from __future__ import annotations
 
-import importlib
-from dataclasses import dataclass
 from types import ModuleType
 
-
-@dataclass(frozen=True)
-class FamilyInfo:
-    name: str
-    description: str
-    skills: tuple[str, ...]
-    #: the family a "different" variation moves to: related documents, a new skill
-    neighbour: str
-
+from autoenvscaling.api import FamilyInfo, family_module
 
 CATALOG: dict[str, FamilyInfo] = {info.name: info for info in [
     FamilyInfo("budget_reconcile", "reconcile a budget workbook against bank statement CSVs: actuals, variances, unmatched items",
@@ -44,6 +35,4 @@ CATALOG: dict[str, FamilyInfo] = {info.name: info for info in [
 
 def load(name: str) -> ModuleType:
     """The generator module of family ``name`` (imported on first use)."""
-    if name not in CATALOG:
-        raise KeyError(name)
-    return importlib.import_module(f"{__name__}.{name}")
+    return family_module(__name__, CATALOG, name)

@@ -20,8 +20,10 @@ Every family has three parts that must agree, all named after the family:
 
 from __future__ import annotations
 
+import csv
+import io
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 from autoenvscaling.api import grow, label_of
 
@@ -60,3 +62,12 @@ class Draft:
         missing = [p for p in self.originals if p not in self.files]
         if missing:
             raise ValueError(f"originals must be workspace files: {', '.join(missing)}")
+
+
+def csv_bytes(header: list[str], rows: Iterable[list[Any]], *, lineterminator: str = "\n") -> bytes:
+    """A CSV file of ``header`` and ``rows``, as a workspace holds it (UTF-8)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator=lineterminator)
+    writer.writerow(header)
+    writer.writerows(rows)
+    return buf.getvalue().encode()

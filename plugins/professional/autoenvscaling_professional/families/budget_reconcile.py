@@ -18,13 +18,11 @@ refunds are added to the spending instead of netted against it.
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
-import io
 import random
 
 from . import content
-from .base import Draft, grow
+from .base import Draft, csv_bytes, grow
 from .summary_formulas import xlsx_bytes
 
 NAME = "budget_reconcile"
@@ -52,14 +50,6 @@ ONCE = {"Rent", "Payroll", "Insurance"}
 TRANSFER = "Transfer"
 #: what transfers say, and the mapping entries that catch them (level 4+)
 TRANSFER_KEYS = ["Card Payment", "Payment Received", "Transfer"]
-
-
-def _csv(header: list[str], rows: list[list]) -> bytes:
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(rows)
-    return buf.getvalue().encode()
 
 
 def _transactions(rng: random.Random, level: int, cats: list[str], year: int, month: int) -> list[dict]:
@@ -130,7 +120,7 @@ def _exports(level: int, txs: list[dict], start: dt.date) -> dict[str, bytes]:
     head = ["Date", "Description", "Amount"] + (["Category"] if cat else [])
 
     def chk(rows):
-        return _csv(head, [[t["date"].isoformat(), t["description"], f"{t['amount']:.2f}"] + ([t["category"]] if cat else [])
+        return csv_bytes(head, [[t["date"].isoformat(), t["description"], f"{t['amount']:.2f}"] + ([t["category"]] if cat else [])
                            for t in rows])
 
     if level >= 3:
@@ -141,13 +131,13 @@ def _exports(level: int, txs: list[dict], start: dt.date) -> dict[str, bytes]:
         files["bank_checking.csv"] = chk(checking)
     card = [t for t in txs if t["account"] == "card"]
     if card:
-        files["bank_card.csv"] = _csv(
+        files["bank_card.csv"] = csv_bytes(
             ["Posted Date", "Payee", "Debit", "Credit"] + (["Category"] if cat else []),
             [[t["date"].strftime("%m/%d/%Y"), t["description"], f"{-t['amount']:.2f}" if t["amount"] < 0 else "",
               f"{t['amount']:.2f}" if t["amount"] > 0 else ""] + ([t["category"]] if cat else []) for t in card])
     savings = [t for t in txs if t["account"] == "savings"]
     if savings:
-        files["bank_savings.csv"] = _csv(["Date", "Description", "Amount"],
+        files["bank_savings.csv"] = csv_bytes(["Date", "Description", "Amount"],
                                          [[t["date"].isoformat(), t["description"], f"{t['amount']:.2f}"] for t in savings])
     return files
 
@@ -191,7 +181,7 @@ def build(rng: random.Random, level: int) -> Draft:
         used = {t["merchant"]: t["category"] for t in txs if t["category"] not in (None, TRANSFER)}
         spare = {m: c for c in cats for m in MERCHANTS[c]}  # the mapping lists more merchants than were used
         mapping = sorted({**spare, **used, **{k: TRANSFER for k in TRANSFER_KEYS}}.items())
-        files["merchants.csv"] = _csv(["Merchant", "Category"], [list(m) for m in mapping])
+        files["merchants.csv"] = csv_bytes(["Merchant", "Category"], [list(m) for m in mapping])
 
     statements = sorted(f for f in files if f.startswith("bank_"))
     unmatched = [t for t in live if t["category"] not in cats]

@@ -18,14 +18,12 @@ answer: e-mails are compared case-sensitively, so some people keep two rows.
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
-import io
 import random
 from typing import Any
 
 from . import content
-from .base import Draft
+from .base import Draft, csv_bytes
 
 NAME = "contacts_clean"
 SIZES = (5, 8, 12, 16, 22, 30)
@@ -157,14 +155,6 @@ def _people(rng: random.Random, level: int) -> list[dict]:
     return people
 
 
-def _csv(header: list[str], rows: list[list[str]]) -> bytes:
-    buf = io.StringIO()
-    writer = csv.writer(buf)
-    writer.writerow(header)
-    writer.writerows(rows)
-    return buf.getvalue().encode("utf-8")
-
-
 def _inputs(rng: random.Random, level: int, people: list[dict], cols: dict) -> dict[str, bytes]:
     """contacts.csv (and contacts_crm.csv from level 3): every record, shuffled, with blank rows."""
     records = [r for p in people for r in p["records"]]
@@ -174,12 +164,12 @@ def _inputs(rng: random.Random, level: int, people: list[dict], cols: dict) -> d
     for _ in range(min(level, 3)):
         main.insert(rng.randrange(1, len(main)), [""] * len(main[0]))
     header = [cols[f] for f in FIELDS] + [cols["source"]] + ([cols["updated"]] if level >= 3 else [])
-    files = {"contacts.csv": _csv(header, main)}
+    files = {"contacts.csv": csv_bytes(header, main, lineterminator="\r\n")}
     crm = [[f"{r['last'].strip()},{rng.choice((' ', '  '))}{r['first'].strip()}", r["email"], r["phone"], r["company"],
             r["city"], f"{r['updated']} {rng.randint(8, 18):02d}:{rng.randrange(60):02d}"]
            for r in records if r["file"] == "contacts_crm.csv"]
     if crm:
-        files["contacts_crm.csv"] = _csv(list(CRM_HEADER.values()), crm)
+        files["contacts_crm.csv"] = csv_bytes(list(CRM_HEADER.values()), crm, lineterminator="\r\n")
     return files
 
 

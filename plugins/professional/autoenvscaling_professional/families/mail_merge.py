@@ -20,14 +20,13 @@ as it stands in the CSV (1234.5), not as $1,234.50.
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import io
 import random
 import zipfile
 
 from . import content
-from .base import Draft, grow
+from .base import Draft, csv_bytes, grow
 
 NAME = "mail_merge"
 #: canonical field -> (snake_case column, CamelCase column), per kind for the key, amount and date
@@ -174,13 +173,9 @@ def build(rng: random.Random, level: int) -> Draft:
     if level >= 2:
         columns.append("status")
     header = [_column(c, kind, camel) for c in columns]
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows([[r[c] for c in columns] for r in rows])
 
     paragraphs = [_segments(p) for p in _template(rng, level, kind, sender, firm, today)]
-    files = {"recipients.csv": buf.getvalue().encode()}
+    files = {"recipients.csv": csv_bytes(header, [[r[c] for c in columns] for r in rows])}
     if level == 0:
         files["template.md"] = "\n".join("".join(v if t == "text" else _token(v, kind, camel) for t, v in p)
                                          for p in paragraphs).encode() + b"\n"

@@ -23,15 +23,13 @@ action items lose their owners.
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
-import io
 import json
 import random
 from typing import Any
 
 from . import content
-from .base import Draft, grow
+from .base import Draft, csv_bytes, grow
 
 NAME = "memo_docx"
 REGIONS = ("North", "South", "East", "West", "Central", "Coastal", "Mountain", "Metro")
@@ -137,14 +135,6 @@ def _long(d: dt.date) -> str:
     return f"{d.day} {content.month_name(d.month)} {d.year}"
 
 
-def _csv(header: list[str], rows: list[list]) -> bytes:
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(rows)
-    return buf.getvalue().encode()
-
-
 def _reference(rng: random.Random, groups: list[str], actual: dict[str, float], *, bad_above: bool,
                step: float) -> dict[str, float]:
     """Reference figures (budget, prior quarter) 5-25% away from the actuals, rounded to ``step``;
@@ -183,8 +173,8 @@ def _spend(rng: random.Random, level: int, n: int) -> dict:
     actual = {g: round(sum(r[4] for r in counted if r[1] == g), 2) for g in groups}
     budget = _reference(rng, groups, actual, bad_above=False, step=100)
     header = ["Date", "Department", "Category", "Vendor", "Amount"] + (["Status"] if level >= 3 else [])
-    files = {"expenses.csv": _csv(header, [[r[0].isoformat(), *r[1:5], *(r[5:] if level >= 3 else [])] for r in rows]),
-             "budgets.csv": _csv(["Department", "Budget"], [[g, f"{budget[g]:.2f}"] for g in sorted(groups)])}
+    files = {"expenses.csv": csv_bytes(header, [[r[0].isoformat(), *r[1:5], *(r[5:] if level >= 3 else [])] for r in rows]),
+             "budgets.csv": csv_bytes(["Department", "Budget"], [[g, f"{budget[g]:.2f}"] for g in sorted(groups)])}
     by_cat = {c: round(sum(r[4] for r in counted if r[2] == c), 2) for c in sorted({r[2] for r in counted})}
     label = f"{content.month_name(month)} {year}"
     cur = rng.choice(["Spend", "Actual"])

@@ -18,14 +18,12 @@ redraws the task until that mistake visibly costs points.
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
-import io
 import random
 from typing import Any
 
 from . import content
-from .base import Draft
+from .base import Draft, csv_bytes
 
 NAME = "schedule_ics"
 STEP = 15  # minutes: meetings start on the quarter hour
@@ -253,12 +251,9 @@ def build(rng: random.Random, level: int) -> Draft:
     while drawn is None:
         drawn = _draw(rng, level)
     days, team, rules, rooms, meetings, files, busy, plan = drawn
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["Name", "Email", "Department", "Calendar"])
-    for p in team:
-        writer.writerow([p.name, p.email, rng.choice(content.DEPARTMENTS), f"calendars/{p.email.split('@')[0]}.ics"])
-    files["team.csv"] = out.getvalue().encode()
+    files["team.csv"] = csv_bytes(["Name", "Email", "Department", "Calendar"],
+                                  [[p.name, p.email, rng.choice(content.DEPARTMENTS), f"calendars/{p.email.split('@')[0]}.ics"]
+                                   for p in team])
     files["meetings.md"] = _brief(rng, meetings, days).encode()
     if rooms:
         files["rooms.csv"] = ("Room,Capacity,Floor\n" + "".join(

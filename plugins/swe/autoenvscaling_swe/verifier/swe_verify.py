@@ -402,7 +402,7 @@ def _sweep(uid: int, since: float) -> None:
                 continue
             try:
                 status = Path(f"/proc/{entry}/status").read_text()
-                start = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[19])
+                start = _start_ticks(entry)
             except (OSError, ValueError, IndexError):
                 continue
             uids = re.search(r"^Uid:\s+(\d+)", status, re.M)
@@ -417,10 +417,10 @@ def _sweep(uid: int, since: float) -> None:
         time.sleep(0.02)
 
 
-def _boot_ticks() -> float:
-    """This process's start time in clock ticks since boot (what /proc/PID/stat field 22 counts): every
-    process the tested code started is younger."""
-    return int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+def _start_ticks(pid: str = "self") -> int:
+    """When process ``pid`` started, in clock ticks since boot (/proc/PID/stat field 22): every process
+    the tested code started is younger than the verifier."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
 
 
 def _open_up(root: Path, owner: int | None) -> None:
@@ -460,7 +460,7 @@ def run_pytest(repo: Path, paths: list[str], *, timeout: float, plugins: list[st
                "-p", "no:cacheprovider", "-q", "--tb=short", *(a for p in plugins for a in ("-p", p)), "--", *paths]
     chunks: list[bytes] = []
     reader = threading.Thread(target=_drain, args=(read_fd, chunks), daemon=True)
-    since = _boot_ticks()
+    since = _start_ticks()
     start = time.monotonic()
     with tempfile.TemporaryFile() as output:
         try:
@@ -535,18 +535,13 @@ def run_suite(workdir: Path, bundle: Path, paths: list[str], *, timeout: float, 
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _library():  # noqa: ANN202 - the module
-    """tests/aes_verifier.py, the verifier library beside this file, first on sys.path (-I leaves this
-    folder off it). Imported by ``verify`` alone: the tested process imports this file too, from a
-    private folder holding only it, and must never import anything from there."""
+def verify(spec_path: Path) -> int:
+    # tests/aes_verifier.py, the verifier library beside this file, first on sys.path (-I leaves this
+    # folder off it). Imported here alone: the tested process imports this file too, from a private
+    # folder holding only it, and must never import anything from there.
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import aes_verifier
 
-    return aes_verifier
-
-
-def verify(spec_path: Path) -> int:
-    aes_verifier = _library()
     spec = json.loads(spec_path.read_text())
     logs = Path(spec.get("logs", "/logs/verifier"))
     logs.mkdir(parents=True, exist_ok=True)
@@ -576,12 +571,6 @@ def verify(spec_path: Path) -> int:
     return 0
 
 
-def report(workdir: Path, bundle: Path, out: Path, *, timeout: float, paths: list[str], plugins: list[str]) -> int:
-    run = run_suite(workdir, bundle, paths, timeout=timeout, plugins=plugins, private=[bundle])
-    out.write_text(json.dumps(run))
-    return 0
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="mode", required=True)
@@ -597,7 +586,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.mode == "verify":
         return verify(args.spec)
-    return report(args.workdir, args.bundle, args.out, timeout=args.timeout, paths=args.paths, plugins=args.plugin)
+    run = run_suite(args.workdir, args.bundle, args.paths, timeout=args.timeout, plugins=args.plugin, private=[args.bundle])
+    args.out.write_text(json.dumps(run))
+    return 0
 
 
 if __name__ == "__main__":

@@ -7,19 +7,9 @@ generator module on first use. Each module exposes ``KINDS`` and ``build(rng, le
 
 from __future__ import annotations
 
-import importlib
-from dataclasses import dataclass
 from types import ModuleType
 
-
-@dataclass(frozen=True)
-class FamilyInfo:
-    name: str
-    description: str
-    skills: tuple[str, ...]
-    #: the family a "different" variation moves to: close in tools, new in skill
-    neighbour: str
-
+from autoenvscaling.api import FamilyInfo, family_module
 
 CATALOG: dict[str, FamilyInfo] = {info.name: info for info in [
     FamilyInfo("basics", "one-command file operations (create, copy, move, link, permissions, append, delete, count), one step per level",
@@ -53,6 +43,4 @@ CATALOG: dict[str, FamilyInfo] = {info.name: info for info in [
 
 def load(name: str) -> ModuleType:
     """The generator module of family ``name`` (imported on first use)."""
-    if name not in CATALOG:
-        raise KeyError(name)
-    return importlib.import_module(f"{__name__}.{name}")
+    return family_module(__name__, CATALOG, name)

@@ -22,7 +22,7 @@ import tarfile
 import zipfile
 
 from . import vocab
-from .base import Draft, Kind, Wording, choose_kind, grow
+from .base import Draft, Kind, Wording, family_build, grow
 
 FIXED_MTIME = 1_700_000_000
 
@@ -91,16 +91,16 @@ def build_extract_select(rng: random.Random, level: int) -> Draft:
     checks = ["test_extracted_tree"] + (["test_selection_members", "test_selection_contents"] if level >= 1 else [])
     w = Wording(rng)
     src = f"`/app/incoming/{archive_name}`" if not split else f"`/app/incoming/{archive_name}`, split into `.part-aa` and `.part-ab`"
-    intro = [w.pick(vocab.PERSONAS) + ".", w.pick([f"A delivery arrived as {src}.", f"We received {src} from a partner."])]
+    intro = w.intro([f"A delivery arrived as {src}.", f"We received {src} from a partner."])
     ask = w.pick(["Extract its contents into `/app/{d}` so that the top-level `{r}/` directory ends up at `/app/{d}/{r}/`.",
                   "Unpack it under `/app/{d}` (you should get `/app/{d}/{r}/...`).",
                   "Please unpack the delivery into `/app/{d}`; it contains a single top-level folder `{r}`."], d=dest, r=root)
-    details = []
-    if split:
-        details.append(w.pick(["Join the parts in order (aa, then ab) to get the original file first.", "The two parts concatenated in order form the archive."]))
-    if nested:
-        details.append(w.pick(["The zip wraps an xz-compressed tarball: unpack that too, so `/app/{d}` holds the files themselves, not the inner archive.",
-                               "Inside the zip there is a `.tar.xz`; extract it as well — the final tree must contain the real files."], d=dest))
+    details: list[str] = []
+    w.describe_if(details, [
+        (split, ["Join the parts in order (aa, then ab) to get the original file first.", "The two parts concatenated in order form the archive."]),
+        (nested, ["The zip wraps an xz-compressed tarball: unpack that too, so `/app/{d}` holds the files themselves, not the inner archive.",
+                  "Inside the zip there is a `.tar.xz`; extract it as well — the final tree must contain the real files."]),
+    ], d=dest)
     if level >= 1:
         fmt = "a zip archive" if zip_out else "a gzip-compressed tar archive"
         details.append(w.pick(["Then create `/app/{o}`, {f} containing only the `.conf` files, stored under the same paths they have in the delivery (starting with `{r}/`).",
@@ -162,7 +162,7 @@ def build_verify(rng: random.Random, level: int) -> Draft:
             True: "`/app/delivery/payload.tar.bz2`; its checksum manifest `SHA256SUMS` is inside the archive"}[inside]
     if two:
         what = "two archives, `/app/delivery/part1.tar.gz` and `/app/delivery/part2.zip`, with the checksum manifest `SHA256SUMS` inside the tarball"
-    intro = [w.pick(vocab.PERSONAS) + ".", w.pick([f"A data transfer arrived as {what}.", f"The vendor sent {what}."])]
+    intro = w.intro([f"A data transfer arrived as {what}.", f"The vendor sent {what}."])
     ask = w.pick(["Some files were damaged in transit. Find every file whose SHA-256 does not match the manifest and list their paths in `/app/{r}`.",
                   "Check each file against the manifest (SHA-256) and write the paths of the ones that do not match to `/app/{r}`."], r=report)
     details = [w.pick(["Use the paths exactly as they appear in the manifest, one per line, sorted bytewise.",
@@ -213,8 +213,8 @@ def build_compress(rng: random.Random, level: int) -> Draft:
     truth: dict = {"compressed": expect, "originals": [p[len("logs/"):] for p in rotated], "live": f"{service}.log"}
     checks = ["test_logs_compressed", "test_shape_uncompressed_removed"]
     w = Wording(rng)
-    intro = [w.pick(vocab.PERSONAS) + ".", w.pick([f"`/app/logs` holds the live `{service}.log` and its rotated predecessors `{service}.log.1`, `{service}.log.2`, ...",
-                                                   f"The disk is filling up: `/app/logs` has many rotated `{service}` logs (`{service}.log.N`) next to the live `{service}.log`."])]
+    intro = w.intro([f"`/app/logs` holds the live `{service}.log` and its rotated predecessors `{service}.log.1`, `{service}.log.2`, ...",
+                     f"The disk is filling up: `/app/logs` has many rotated `{service}` logs (`{service}.log.N`) next to the live `{service}.log`."])
     ask = w.pick(["Compress every rotated log in place (the compressed file replaces the original), but leave the live log alone.",
                   "Replace each rotated log with a compressed version of itself; do not touch the live log."])
     if threshold:
@@ -245,6 +245,4 @@ def build_compress(rng: random.Random, level: int) -> Draft:
 
 KINDS = [Kind("extract_select", build_extract_select), Kind("verify", build_verify), Kind("compress", build_compress)]
 
-
-def build(rng: random.Random, level: int, kind: str | None = None) -> Draft:
-    return choose_kind(KINDS, rng, level, kind).build(rng, level)
+build = family_build(KINDS)

@@ -15,6 +15,8 @@ from typing import Any, Callable, Sequence
 
 from autoenvscaling.api import grow, label_of
 
+from . import vocab
+
 LEVELS = {"easy": 1, "medium": 2, "hard": 3}
 MIN_LEVEL, MAX_LEVEL = 0, 6
 
@@ -71,6 +73,14 @@ def choose_kind(kinds: Sequence[Kind], rng: random.Random, level: int, kind: str
     return rng.choice(allowed)
 
 
+def family_build(kinds: Sequence[Kind]) -> Callable[..., Draft]:
+    """A family module's ``build(rng, level, kind=None)``: the draft of the kind asked for, or of
+    one drawn among ``kinds`` (``choose_kind``)."""
+    def build(rng: random.Random, level: int, kind: str | None = None) -> Draft:
+        return choose_kind(kinds, rng, level, kind).build(rng, level)
+    return build
+
+
 class Wording:
     """Randomised phrasing: every choice goes through the generator's own ``random.Random``."""
 
@@ -80,11 +90,35 @@ class Wording:
     def pick(self, options: Sequence[str], **values: Any) -> str:
         return self.rng.choice(list(options)).format(**values)
 
+    def persona(self) -> str:
+        """Who asks: the first sentence of an instruction."""
+        return self.pick(vocab.PERSONAS) + "."
+
+    def intro(self, situations: Sequence[str], **values: Any) -> list[str]:
+        """The opening of an instruction: who asks (``persona``), then one phrasing of the situation."""
+        return [self.persona(), self.pick(situations, **values)]
+
     def require(self, checks: list[str], details: list[str], check: str, options: Sequence[str], **values: Any) -> None:
         """An optional requirement of a task: its check joins ``checks`` and one phrasing of it
         (``pick``) joins ``details``."""
         checks.append(check)
         details.append(self.pick(options, **values))
+
+    def require_if(self, checks: list[str], details: list[str], rows: Sequence[tuple[object, str, Sequence[str]]],
+                   **values: Any) -> None:
+        """The optional requirements of a task, a row each: (wanted, check, phrasings). Each wanted one
+        is ``require``d, in row order. ``values`` fill in every row's phrasings: the caller computes
+        them all, wanted or not."""
+        for wanted, check, options in rows:
+            if wanted:
+                self.require(checks, details, check, options, **values)
+
+    def describe_if(self, details: list[str], rows: Sequence[tuple[object, Sequence[str]]], **values: Any) -> None:
+        """The optional details of a task, a row each: (wanted, phrasings). One phrasing of each wanted
+        one (``pick``) joins ``details``, in row order; ``values`` as in ``require_if``."""
+        for wanted, options in rows:
+            if wanted:
+                details.append(self.pick(options, **values))
 
     def compose(self, *, intro: Sequence[str], ask: str, details: Sequence[str], notes: Sequence[str] = (),
                 shuffle_details: bool = True, first: Sequence[str] = ()) -> str:

@@ -21,7 +21,7 @@ import shlex
 from typing import Any, Callable
 
 from . import vocab
-from .base import Draft, Kind, Wording, choose_kind
+from .base import Draft, Kind, Wording, family_build
 
 EXTS = [".txt", ".md", ".log", ".csv", ".cfg"]
 OPS: dict[str, tuple[str, ...]] = {
@@ -249,6 +249,4 @@ def _instruction(b: Builder, rng: random.Random) -> str:
 
 KINDS = [Kind(name, make_build(name)) for name in OPS]
 
-
-def build(rng: random.Random, level: int, kind: str | None = None) -> Draft:
-    return choose_kind(KINDS, rng, level, kind).build(rng, level)
+build = family_build(KINDS)

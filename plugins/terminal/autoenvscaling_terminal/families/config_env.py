@@ -16,7 +16,7 @@ import random
 from typing import Any
 
 from . import vocab
-from .base import Draft, Kind, Wording, choose_kind, grow
+from .base import Draft, Kind, Wording, family_build, grow
 
 SECTIONS = {
     "server": ["host", "port", "workers", "timeout"],
@@ -85,7 +85,7 @@ def build_ini_edit(rng: random.Random, level: int) -> Draft:
     path = rng.choice(["config/app.ini", "etc/service.ini", "settings.ini"])
     truth = {"path": path, "want": want, "comments": [l for l in lines if l.startswith(("#", ";"))]}
     w = Wording(rng)
-    intro = [w.pick(vocab.PERSONAS) + ".", w.pick([f"The service reads its settings from `/app/{path}`.", f"`/app/{path}` is our service's INI configuration."])]
+    intro = w.intro([f"The service reads its settings from `/app/{path}`.", f"`/app/{path}` is our service's INI configuration."])
     ask = w.pick(["Edit the file in place to apply this change request:", "Please update that file with the following changes:",
                   "Apply these configuration changes directly to the file:"])
     details = edits
@@ -172,22 +172,21 @@ def build_env_merge(rng: random.Random, level: int) -> Draft:
     truth = {"out": out, "merged": dict(sorted(merged.items()))}
     w = Wording(rng)
     order = ", then ".join(f"`/app/deploy/{l}.env`" for l in layers)
-    intro = [w.pick(vocab.PERSONAS) + ".", w.pick([f"Our {env_name} deployment is configured by layered env files: {order}.",
-                                                   f"Settings for {env_name} come from {order} — later files override earlier ones."])]
+    intro = w.intro([f"Our {env_name} deployment is configured by layered env files: {order}.",
+                     f"Settings for {env_name} come from {order} — later files override earlier ones."])
     ask = w.pick(["Produce the effective configuration in `/app/{o}`.", "Merge them into a single file `/app/{o}`.",
                   "Write the resolved settings to `/app/{o}`."], o=out)
     details = [w.pick(["A key defined in a later file overrides the same key from an earlier one; keys from all files are kept.",
                        "Later layers win for keys they redefine; every key that appears anywhere ends up in the result."]),
                w.pick(["Output one `KEY=VALUE` line per key, sorted by key (byte order), with no quotes, `export` prefixes, comments or blank lines.",
                        "Format: `KEY=VALUE` lines sorted by key name, plain values (unquoted), nothing else in the file."])]
-    if level >= 1:
-        details.append(w.pick(["The inputs may contain comments, blank lines and `export ` prefixes.", "Expect `export ` in front of some lines, plus comments and empty lines."]))
-    if level >= 3:
-        details.append(w.pick(["Some values are quoted with single or double quotes; the quotes are not part of the value.",
-                               "Values may be wrapped in quotes — strip them (the value is what a shell would assign)."]))
-    if refs:
-        details.append(w.pick(["Values can reference other settings as `${{NAME}}`; expand them with the value NAME has at that point when the files are read in order (as `source`-ing them in a shell would).",
-                               "Expand `${{VAR}}` references the way the shell does when the files are sourced one after another."]))
+    w.describe_if(details, [
+        (level >= 1, ["The inputs may contain comments, blank lines and `export ` prefixes.", "Expect `export ` in front of some lines, plus comments and empty lines."]),
+        (level >= 3, ["Some values are quoted with single or double quotes; the quotes are not part of the value.",
+                      "Values may be wrapped in quotes — strip them (the value is what a shell would assign)."]),
+        (refs, ["Values can reference other settings as `${{NAME}}`; expand them with the value NAME has at that point when the files are read in order (as `source`-ing them in a shell would).",
+                "Expand `${{VAR}}` references the way the shell does when the files are sourced one after another."]),
+    ])
     details.append("Do not modify the input files.")
     instruction = w.compose(intro=intro, ask=ask, details=details)
     sources = " ".join(f"/app/deploy/{l}.env" for l in layers)
@@ -299,8 +298,8 @@ def build_env_validate(rng: random.Random, level: int) -> Draft:
     out = rng.choice(["validation.json", "reports/env_check.json", "env_report.json"])
     truth = {"out": out, "report": report}
     w = Wording(rng)
-    intro = [w.pick(vocab.PERSONAS) + ".", w.pick(["Every service's environment file lives in `/app/envs/`, and `/app/config/schema.json` says what they must contain.",
-                                                   "`/app/config/schema.json` describes the allowed settings; the actual env files are in `/app/envs/`."])]
+    intro = w.intro(["Every service's environment file lives in `/app/envs/`, and `/app/config/schema.json` says what they must contain.",
+                     "`/app/config/schema.json` describes the allowed settings; the actual env files are in `/app/envs/`."])
     ask = w.pick(["Validate each `.env` file against the schema and write the findings to `/app/{o}`.",
                   "Check all env files in `/app/envs` against the schema; save a JSON report as `/app/{o}`."], o=out)
     keys_desc = "`missing` and `invalid`" + (" and `unknown`" if unknown_check else "")
@@ -310,11 +309,11 @@ def build_env_validate(rng: random.Random, level: int) -> Draft:
                        "A required key that does not appear is missing; a key whose value does not fit its type is invalid."]),
                w.pick(["Types: `int` is an optional minus sign followed by digits; `bool` is exactly `true` or `false`; `url` starts with `http://` or `https://` followed by at least one character; `string` is any non-empty value.",
                        "Type rules — int: `-?[0-9]+`; bool: `true`|`false` (lower case); url: `http://` or `https://` plus something; string: not empty."])]
-    if ranges:
-        details.append(w.pick(["Integer settings with `min`/`max` in the schema must lie within that inclusive range, otherwise they are invalid.",
-                               "Where the schema gives `min` and `max` for an int, values outside [min, max] count as invalid."]))
-    if unknown_check:
-        details.append(w.pick(["`unknown`: keys in the file that the schema does not define.", "List keys not present in the schema under `unknown`."]))
+    w.describe_if(details, [
+        (ranges, ["Integer settings with `min`/`max` in the schema must lie within that inclusive range, otherwise they are invalid.",
+                  "Where the schema gives `min` and `max` for an int, values outside [min, max] count as invalid."]),
+        (unknown_check, ["`unknown`: keys in the file that the schema does not define.", "List keys not present in the schema under `unknown`."]),
+    ])
     details.append("Each line of an env file is `KEY=VALUE`.")
     instruction = w.compose(intro=intro, ask=ask, details=details)
     sol = [f"mkdir -p \"$(dirname /app/{out})\"", "python3 - <<'EOF'", "import json, os, re",
@@ -346,7 +345,5 @@ def build_env_validate(rng: random.Random, level: int) -> Draft:
 
 KINDS = [Kind("ini_edit", build_ini_edit), Kind("env_merge", build_env_merge), Kind("env_validate", build_env_validate)]
 
-
-def build(rng: random.Random, level: int, kind: str | None = None) -> Draft:
-    return choose_kind(KINDS, rng, level, kind).build(rng, level)
+build = family_build(KINDS)
 

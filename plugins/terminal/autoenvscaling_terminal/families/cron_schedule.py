@@ -16,7 +16,7 @@ import random
 from typing import Any
 
 from . import vocab
-from .base import Draft, Kind, Wording, choose_kind
+from .base import Draft, Kind, Wording, family_build
 from .cron_engine import cron_field, cron_fires_on, cron_runs_at
 
 DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
@@ -71,7 +71,7 @@ def build_write(rng: random.Random, level: int) -> Draft:
     checks = ["test_shape_crontab_commands", "test_crontab_schedules"] + (["test_shape_crontab_environment"] if env_lines else [])
     scripts = {f"jobs/{j['name']}.sh": f"#!/bin/bash\necho {j['name']} ran\n".encode() for j in jobs}
     w = Wording(rng)
-    intro = [w.pick(vocab.PERSONAS) + ".", w.pick(["We are moving our scheduled jobs to a new host.", "The maintenance jobs in `/app/jobs/` need to be scheduled."])]
+    intro = w.intro(["We are moving our scheduled jobs to a new host.", "The maintenance jobs in `/app/jobs/` need to be scheduled."])
     ask = w.pick(["Write a crontab file at `/app/{p}` (the format `crontab -e` uses: five time fields, then the command) that schedules these jobs:",
                   "Create `/app/{p}` in standard crontab syntax (minute hour day-of-month month day-of-week command) with one entry per job below:",
                   "Please prepare the crontab `/app/{p}` — one line per job, five schedule fields followed by the command:"], p=path)
@@ -130,7 +130,7 @@ def build_when(rng: random.Random, level: int) -> Draft:
         checks.append("test_run_counts")
     w = Wording(rng)
     out = truth["out"]
-    intro = [w.pick(vocab.PERSONAS) + ".", w.pick(["`/app/crontab` is the crontab of our batch server.", "Our scheduled jobs are defined in `/app/crontab`."])]
+    intro = w.intro(["`/app/crontab` is the crontab of our batch server.", "Our scheduled jobs are defined in `/app/crontab`."])
     ask = w.pick(["Work out which jobs run at given moments and write the answers to `/app/{o}`.",
                   "Answer the scheduling questions below in the JSON file `/app/{o}`."], o=out)
     listed = ", ".join(f"`{k}`" for k in answers)
@@ -182,7 +182,5 @@ def build_when(rng: random.Random, level: int) -> Draft:
 
 KINDS = [Kind("write_crontab", build_write), Kind("when_runs", build_when)]
 
-
-def build(rng: random.Random, level: int, kind: str | None = None) -> Draft:
-    return choose_kind(KINDS, rng, level, kind).build(rng, level)
+build = family_build(KINDS)
 

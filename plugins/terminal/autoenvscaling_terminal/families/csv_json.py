@@ -19,7 +19,7 @@ from collections import defaultdict
 from typing import Any
 
 from . import vocab
-from .base import Draft, Kind, Wording, choose_kind, grow
+from .base import Draft, Kind, Wording, family_build, grow
 
 
 def _csv(rows: list[list[str]]) -> bytes:
@@ -65,9 +65,9 @@ def build_aggregate(rng: random.Random, level: int) -> Draft:
     out = rng.choice(["output/summary.csv", "reports/revenue.csv", "out/totals.csv", f"{group}_revenue.csv"])
     truth = {"out": out, "header": [group, "orders", "revenue"], "rows": truth_rows}
     w = Wording(rng)
-    intro = [w.pick(vocab.PERSONAS) + ".", w.pick(["Order data is exported to `/app/data/orders.csv`.",
-                                                   "`/app/data/orders.csv` holds one line per order (with a header row).",
-                                                   "Our shop exports its orders as CSV to `/app/data/orders.csv`."])]
+    intro = w.intro(["Order data is exported to `/app/data/orders.csv`.",
+                     "`/app/data/orders.csv` holds one line per order (with a header row).",
+                     "Our shop exports its orders as CSV to `/app/data/orders.csv`."])
     ask = w.pick(["Summarise the orders per {g} into `/app/{o}`.", "Build a per-{g} revenue table in `/app/{o}`.",
                   "Compute, for each {g}, how many orders there were and how much revenue they brought; save it as `/app/{o}`."], g=group, o=out)
     details = [w.pick(["The output is CSV with the header `{g},orders,revenue`.", "Write a header line `{g},orders,revenue` followed by one row per {g}."], g=group),
@@ -75,14 +75,13 @@ def build_aggregate(rng: random.Random, level: int) -> Draft:
                        "An order's revenue is `quantity * unit_price`; format the totals with 2 decimal places."]),
                w.pick(["Sort the rows by revenue, highest first (ties: by {g} name)." if order_by_revenue else "Sort rows alphabetically by {g}.",
                        "Order rows by descending revenue, breaking ties alphabetically." if order_by_revenue else "Rows go in alphabetical order of the {g}."], g=group)]
-    if month:
-        details.append(w.pick(["Only include orders dated in {y}-{m:02d}.", "Consider just the orders from month {m:02d} of {y} (the `date` column is YYYY-MM-DD)."], y=year, m=month))
-    if with_status:
-        details.append(w.pick(["Cancelled orders (status `cancelled`) do not count.", "Leave out orders whose status is `cancelled`."]))
-        details.append(w.pick(["Note that some product names contain commas and are quoted.", "Product names may contain commas, so parse the CSV properly."]))
-    if by_category:
-        details.append(w.pick(["Group by product category, which you find in `/app/data/products.json` (a list of `{{name, category}}` objects).",
-                               "The category of each product is listed in `/app/data/products.json`; aggregate per category, not per region."]))
+    w.describe_if(details, [
+        (month, ["Only include orders dated in {y}-{m:02d}.", "Consider just the orders from month {m:02d} of {y} (the `date` column is YYYY-MM-DD)."]),
+        (with_status, ["Cancelled orders (status `cancelled`) do not count.", "Leave out orders whose status is `cancelled`."]),
+        (with_status, ["Note that some product names contain commas and are quoted.", "Product names may contain commas, so parse the CSV properly."]),
+        (by_category, ["Group by product category, which you find in `/app/data/products.json` (a list of `{{name, category}}` objects).",
+                       "The category of each product is listed in `/app/data/products.json`; aggregate per category, not per region."]),
+    ], y=year, m=month)
     instruction = w.compose(intro=intro, ask=ask, details=details)
     outdir = out.rsplit("/", 1)[0] if "/" in out else "."
     if level < 3:
@@ -151,7 +150,7 @@ def build_convert(rng: random.Random, level: int) -> Draft:
     out = rng.choice(["output/users.json", "users.json", "export/people.json", "out/members.json"])
     truth = {"out": out, "records": records}
     w = Wording(rng)
-    intro = [w.pick(vocab.PERSONAS) + ".", w.pick(["The member list is in `/app/data/users.csv`.", "`/app/data/users.csv` is an export of our user table."])]
+    intro = w.intro(["The member list is in `/app/data/users.csv`.", "`/app/data/users.csv` is an export of our user table."])
     ask = w.pick(["Convert it into a JSON array of objects at `/app/{o}`.", "Turn the CSV into JSON: one object per user, all in an array, written to `/app/{o}`.",
                   "I need the same data as a JSON list of records in `/app/{o}`."], o=out)
     keys = "`id`, `name`, `email`, `age`, `active`, " + ("and `address`" if nested else "`city` and `zip`")
@@ -221,19 +220,17 @@ def build_events(rng: random.Random, level: int) -> Draft:
     out = rng.choice(["output/events.csv", "events.csv", "export/activity.csv"])
     truth = {"out": out, "header": ["ts", "event", "user_id", "plan"], "rows": rows}
     w = Wording(rng)
-    intro = [w.pick(vocab.PERSONAS) + ".", w.pick(["Our analytics pipeline dumps events as JSON Lines to `/app/data/events.jsonl`.",
-                                                   "`/app/data/events.jsonl` has one JSON event per line."])]
+    intro = w.intro(["Our analytics pipeline dumps events as JSON Lines to `/app/data/events.jsonl`.",
+                     "`/app/data/events.jsonl` has one JSON event per line."])
     ask = w.pick(["Flatten the events into `/app/{o}`.", "Extract a CSV of the events to `/app/{o}`.", "Produce `/app/{o}` from the events."], o=out)
     details = [w.pick(["Columns, in this order: `ts,event,user_id,plan` (header included), taken from `ts`, `event`, `user.id` and `user.plan`.",
                        "Write the header `ts,event,user_id,plan`; the values come from the fields `ts`, `event`, `user.id` and `user.plan`."]),
                w.pick(["Rows sorted by `ts` ascending.", "Keep the rows in ascending timestamp order."])]
-    if level >= 1:
-        details.append(w.pick(["Only keep events of type `{a}` or `{b}`.", "Ignore every event whose `event` is not `{a}` or `{b}`."],
-                              a=wanted[0], b=wanted[1]))
-    if missing:
-        details.append(w.pick(["Some events have no `user.plan`; leave that cell empty.", "If `user.plan` is missing, write an empty value."]))
-    if malformed:
-        details.append(w.pick(["A few lines are not valid JSON objects — skip them.", "Skip lines that do not parse as JSON."]))
+    w.describe_if(details, [
+        (level >= 1, ["Only keep events of type `{a}` or `{b}`.", "Ignore every event whose `event` is not `{a}` or `{b}`."]),
+        (missing, ["Some events have no `user.plan`; leave that cell empty.", "If `user.plan` is missing, write an empty value."]),
+        (malformed, ["A few lines are not valid JSON objects — skip them.", "Skip lines that do not parse as JSON."]),
+    ], a=wanted[0], b=wanted[1])
     instruction = w.compose(intro=intro, ask=ask, details=details)
     select = f"select(.event == \"{wanted[0]}\" or .event == \"{wanted[1]}\")" if level >= 1 else "."
     reader = "jq -R -r 'fromjson? | select(type == \"object\" and has(\"ts\"))'" if malformed else "cat"
@@ -248,6 +245,4 @@ def build_events(rng: random.Random, level: int) -> Draft:
 
 KINDS = [Kind("aggregate", build_aggregate), Kind("convert", build_convert), Kind("events", build_events)]
 
-
-def build(rng: random.Random, level: int, kind: str | None = None) -> Draft:
-    return choose_kind(KINDS, rng, level, kind).build(rng, level)
+build = family_build(KINDS)

@@ -18,7 +18,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from . import vocab
-from .base import Draft, Kind, Wording, choose_kind, grow
+from .base import Draft, Kind, Wording, family_build, grow
 
 EXTS = [".md", ".txt", ".py", ".log", ".csv", ".json", ".cfg", ".sh"]
 
@@ -88,23 +88,23 @@ def build_collect(rng: random.Random, level: int) -> Draft:
     checks = ["test_collected_files"]
     w = Wording(rng)
     criteria = [w.pick(["its name ends in `{ext}`", "it has the `{ext}` extension"], ext=ext)]
-    if use_keyword:
-        criteria.append(w.pick(["it contains the exact text `{k}`", "the text `{k}` appears somewhere in it (case-sensitive)"], k=keyword))
-    if min_size:
-        criteria.append(w.pick(["it is at least {s} bytes long", "its size is {s} bytes or more"], s=min_size))
-    intro = [w.pick(vocab.PERSONAS) + ".", w.pick(["There is a project tree under `/app/project`.",
-                                                   "A messy project lives in `/app/project`.",
-                                                   "`/app/project` holds a few dozen files in nested folders."])]
+    w.describe_if(criteria, [
+        (use_keyword, ["it contains the exact text `{k}`", "the text `{k}` appears somewhere in it (case-sensitive)"]),
+        (min_size, ["it is at least {s} bytes long", "its size is {s} bytes or more"]),
+    ], k=keyword, s=min_size)
+    intro = w.intro(["There is a project tree under `/app/project`.",
+                     "A messy project lives in `/app/project`.",
+                     "`/app/project` holds a few dozen files in nested folders."])
     ask = w.pick(["Copy every file that matches all of the criteria below into `/app/{d}`, keeping each file's path relative to `/app/project`.",
                   "Gather the matching files into `/app/{d}/`, recreating their sub-directories (paths relative to `/app/project`).",
                   "Find the files described below and copy them to `/app/{d}` with the same relative layout they have under `/app/project`."], d=dest)
     first = [w.pick(["A file matches when {c}.", "Select a file only if {c}."], c=" and ".join(criteria))]
-    details = []
-    if hidden:
-        details.append(w.pick(["Ignore hidden files and anything inside hidden directories (names starting with a dot).",
-                               "Skip dot-files and dot-directories entirely."]))
-    if spaces:
-        details.append(w.pick(["Careful: some file names contain spaces.", "Some names have spaces in them; handle them correctly."]))
+    details: list[str] = []
+    w.describe_if(details, [
+        (hidden, ["Ignore hidden files and anything inside hidden directories (names starting with a dot).",
+                  "Skip dot-files and dot-directories entirely."]),
+        (spaces, ["Careful: some file names contain spaces.", "Some names have spaces in them; handle them correctly."]),
+    ])
     if manifest:
         mf = rng.choice(["manifest.txt", "collected.lst", "matches.txt"])
         truth["manifest"] = mf
@@ -179,8 +179,8 @@ def build_cleanup(rng: random.Random, level: int) -> Draft:
     checks = ["test_junk_removed"]
     w = Wording(rng)
     pats = ", ".join(f"`{p}`" for p in patterns)
-    intro = [w.pick(vocab.PERSONAS) + ".", w.pick(["`/app/work` is full of editor and backup leftovers.",
-                                                   "The shared folder `/app/work` has accumulated junk files over the years."])]
+    intro = w.intro(["`/app/work` is full of editor and backup leftovers.",
+                     "The shared folder `/app/work` has accumulated junk files over the years."])
     ask = w.pick(["Delete every regular file under `/app/work` whose name matches {p}.",
                   "Clean up `/app/work`: remove all files matching {p}, at any depth.",
                   "Remove the junk from `/app/work` — that is, every file (not directory) whose name matches {p}."], p=pats)
@@ -243,8 +243,8 @@ def _dupes_task(rng: random.Random, level: int, files: dict[str, bytes]) -> Draf
     truth: dict = {"report": out, "groups": dup_groups}
     checks = ["test_duplicate_groups"]
     w = Wording(rng)
-    intro = [w.pick(vocab.PERSONAS) + ".", w.pick(["`/app/photos` was assembled from several old backups, so many files exist more than once under different names.",
-                                                   "We merged a few exports into `/app/photos` and now there are duplicate files all over it."])]
+    intro = w.intro(["`/app/photos` was assembled from several old backups, so many files exist more than once under different names.",
+                     "We merged a few exports into `/app/photos` and now there are duplicate files all over it."])
     ask = w.pick(["Find every group of files under `/app/photos` with byte-identical content and write the groups to `/app/{o}`.",
                   "Identify the duplicated files in `/app/photos` (identical bytes, any name) and report them in `/app/{o}`."], o=out)
     details = [w.pick(["The report is a JSON array of groups; each group is an array of at least two paths relative to `/app/photos`.",
@@ -284,6 +284,4 @@ def _dupes_task(rng: random.Random, level: int, files: dict[str, bytes]) -> Draf
 
 KINDS = [Kind("collect", build_collect), Kind("cleanup", build_cleanup), Kind("dupes", build_dupes, min_level=2)]
 
-
-def build(rng: random.Random, level: int, kind: str | None = None) -> Draft:
-    return choose_kind(KINDS, rng, level, kind).build(rng, level)
+build = family_build(KINDS)

@@ -20,7 +20,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from . import vocab
-from .base import Draft, Kind, Wording, choose_kind, grow
+from .base import Draft, Kind, Wording, family_build, grow
 
 
 @dataclass
@@ -130,8 +130,8 @@ def build_find_commit(rng: random.Random, level: int) -> Draft:
     truth: dict = {"answer": answer, "ticket": ticket, "author": culprit.author[1], "subjects": h.subjects(), "key": key, "good": good, "bad": bad}
     checks = ["test_initial_history", "test_culprit_ticket"]
     w = Wording(rng)
-    intro = [w.pick(vocab.PERSONAS) + ".", w.pick([f"In the git repository `/app/repo`, the line `{line}` in `src/settings.py` is breaking production.",
-                                                   f"Someone set `{line}` in `/app/repo/src/settings.py` and the service is now misbehaving."])]
+    intro = w.intro([f"In the git repository `/app/repo`, the line `{line}` in `src/settings.py` is breaking production.",
+                     f"Someone set `{line}` in `/app/repo/src/settings.py` and the service is now misbehaving."])
     ask = w.pick(["Find the commit that introduced it and write that commit's ticket id (the `XXX-1234` in brackets at the start of its message) as the first line of `/app/{a}`.",
                   "Track down which commit put that line there; put its ticket id — the bracketed `ABC-123` prefix of the commit message — on line 1 of `/app/{a}`."], a=answer)
     details: list[str] = []
@@ -185,22 +185,21 @@ def build_restore(rng: random.Random, level: int) -> Draft:
     checks = ["test_initial_history", "test_files_restored"] + (["test_restore_commit"] if level >= 1 else []) + (["test_shape_restore_tag"] if tag else [])
     w = Wording(rng)
     listed = " and ".join(f"`{t}`" for t in targets)
-    intro = [w.pick(vocab.PERSONAS) + ".", w.pick([f"{listed} {'was' if len(targets) == 1 else 'were'} deleted from the git repository `/app/repo` some time ago, but we still need {'it' if len(targets) == 1 else 'them'}.",
-                                                   f"We removed {listed} from `/app/repo` by mistake a while back."])]
+    intro = w.intro([f"{listed} {'was' if len(targets) == 1 else 'were'} deleted from the git repository `/app/repo` some time ago, but we still need {'it' if len(targets) == 1 else 'them'}.",
+                     f"We removed {listed} from `/app/repo` by mistake a while back."])
     ask = w.pick(["Bring {it} back into the working tree at the same path{s}, with the content {it} had just before deletion.",
                   "Restore {it} to {where} with {its} last content before the deletion."],
                  it="it" if len(targets) == 1 else "them", s="" if len(targets) == 1 else "s", where="its original path" if len(targets) == 1 else "their original paths",
                  its="its" if len(targets) == 1 else "their")
-    details = []
-    if level >= 1:
-        details.append(w.pick(["Commit the restoration on `main` as a single new commit with the message `{m}`.",
-                               "Record it as one new commit on `main`, message exactly `{m}`."], m=message))
-        details.append(w.pick(["Do not rewrite history (no amend, rebase or reset of existing commits).", "Existing commits must stay as they are."]))
-    if level >= 2:
-        details.append(w.pick(["{T} was edited several times before {it} was deleted; the latest version is the one we want.",
-                               "Note that there were multiple revisions; use the last one."], T="The file" if len(targets) == 1 else "Each file", it="it"))
-    if tag:
-        details.append(w.pick(["Tag the new commit `{t}` (a lightweight or annotated tag).", "Put the tag `{t}` on your restore commit."], t=tag))
+    details: list[str] = []
+    w.describe_if(details, [
+        (level >= 1, ["Commit the restoration on `main` as a single new commit with the message `{m}`.",
+                      "Record it as one new commit on `main`, message exactly `{m}`."]),
+        (level >= 1, ["Do not rewrite history (no amend, rebase or reset of existing commits).", "Existing commits must stay as they are."]),
+        (level >= 2, ["{T} was edited several times before {it} was deleted; the latest version is the one we want.",
+                      "Note that there were multiple revisions; use the last one."]),
+        (tag, ["Tag the new commit `{t}` (a lightweight or annotated tag).", "Put the tag `{t}` on your restore commit."]),
+    ], m=message, T="The file" if len(targets) == 1 else "Each file", it="it", t=tag)
     instruction = w.compose(intro=intro, ask=ask, details=details)
     sol = ["cd /app/repo"]
     for t in targets:
@@ -245,18 +244,17 @@ def build_branch_fix(rng: random.Random, level: int) -> Draft:
     checks = ["test_initial_history", "test_hotfix_branch_base", "test_hotfix_contents"] + (["test_shape_hotfix_tag"] if new_tag else []) + (["test_shape_main_checked_out"] if level >= 4 else [])
     w = Wording(rng)
     subjects = " and ".join(f"`{f['subject']}`" for f in fixes)
-    intro = [w.pick(vocab.PERSONAS) + ".", w.pick([f"`/app/repo` is a git repository; release `{tag}` is tagged there, and `main` has moved on since.",
-                                                   f"Customers run `{tag}` (a tag in `/app/repo`), but `main` already contains unreleased work."])]
+    intro = w.intro([f"`/app/repo` is a git repository; release `{tag}` is tagged there, and `main` has moved on since.",
+                     f"Customers run `{tag}` (a tag in `/app/repo`), but `main` already contains unreleased work."])
     ask = w.pick(["Create a branch `{b}` starting at the tag `{t}` and cherry-pick onto it the fix commit{s} {subj} from `main`.",
                   "Make a hotfix branch named `{b}` from `{t}` that contains exactly the commit{s} {subj} from `main` on top of the tag."],
                  b=branch, t=tag, s="s" if n_fixes > 1 else "", subj=subjects)
     details = [w.pick(["Nothing else from `main` may end up on the branch (no other commits, no merges).", "The branch must not contain any other commit from `main` or any merge."])]
-    if n_fixes > 1:
-        details.append(w.pick(["Apply the fixes in the order they were made on `main`.", "Keep the original order of the two fixes."]))
-    if new_tag:
-        details.append(w.pick(["Tag the tip of the branch `{n}`.", "Finally tag the branch head as `{n}`."], n=new_tag))
-    if level >= 4:
-        details.append(w.pick(["When you are done, check out `main` again with a clean working tree.", "Leave the repository on `main`, with no uncommitted changes."]))
+    w.describe_if(details, [
+        (n_fixes > 1, ["Apply the fixes in the order they were made on `main`.", "Keep the original order of the two fixes."]),
+        (new_tag, ["Tag the tip of the branch `{n}`.", "Finally tag the branch head as `{n}`."]),
+        (level >= 4, ["When you are done, check out `main` again with a clean working tree.", "Leave the repository on `main`, with no uncommitted changes."]),
+    ], n=new_tag)
     details.append(w.pick(["Do not modify `main` or the existing tags.", "`main` and `{t}` must not change."], t=tag))
     instruction = w.compose(intro=intro, ask=ask, details=details)
     sol = ["cd /app/repo", f"git checkout -q -b {branch} {tag}"]
@@ -274,6 +272,4 @@ def build_branch_fix(rng: random.Random, level: int) -> Draft:
 
 KINDS = [Kind("find_commit", build_find_commit), Kind("restore_file", build_restore), Kind("branch_fix", build_branch_fix)]
 
-
-def build(rng: random.Random, level: int, kind: str | None = None) -> Draft:
-    return choose_kind(KINDS, rng, level, kind).build(rng, level)
+build = family_build(KINDS)

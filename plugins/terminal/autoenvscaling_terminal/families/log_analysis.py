@@ -18,7 +18,7 @@ from collections import Counter
 from datetime import datetime, timedelta, timezone
 
 from . import vocab
-from .base import Draft, Kind, Wording, choose_kind, grow
+from .base import Draft, Kind, Wording, family_build, grow
 
 MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 ACCESS_RE = re.compile(r'^[0-9.]+ - \S+ \[[^]]+\] "[A-Z]+ \S+ HTTP/1\.[01]" [0-9]{3} ([0-9]+|-) ')
@@ -59,6 +59,23 @@ def _malformed(rng: random.Random, ip: str, when: datetime) -> str:
     ])
 
 
+# What each field of the access report holds, in two phrasings: "`field`: <first>" or "`field` — <second>".
+ACCESS_FIELDS: dict[str, tuple[str, str]] = {
+    "total_requests": ("the number of well-formed request lines (an integer)",
+                       "how many valid requests were logged, as an integer"),
+    "status_counts": ("an object mapping each HTTP status code (as a string, e.g. \"404\") to how many requests got it",
+                      "for every status code that occurs, the number of requests with that code; keys are the codes as strings"),
+    "top_ips": ("a list of the 3 client IP addresses with the most requests, busiest first; break ties by IP in plain ascending string order",
+                "the three busiest client IPs (most requests first, equal counts ordered by the IP string ascending)"),
+    "bytes_total": ("the sum of the response size field over all valid requests, where a size of `-` counts as 0",
+                    "total bytes served (size column summed; `-` means 0)"),
+    "malformed_lines": ("how many lines across the files are not well-formed combined-log entries (skip them everywhere else)",
+                        "the count of lines that do not follow the combined log format; ignore those lines for every other field"),
+    "error_paths": ("the 3 request paths with the most 5xx responses, most first, ties broken by path ascending",
+                    "the three URL paths that produced the most server errors (status 500-599); order by count descending, then path"),
+}
+
+
 def build_access(rng: random.Random, level: int) -> Draft:
     n = grow(level, 120, 2.6)
     rotated = level >= 3
@@ -93,44 +110,28 @@ def build_access(rng: random.Random, level: int) -> Draft:
 
     ip_counts = Counter(v[0] for v in valid)
     truth: dict = {"total_requests": len(valid), "status_counts": dict(sorted(Counter(v[2] for v in valid).items()))}
-    checks = ["test_shape_report_json", "test_total_requests", "test_status_counts"]
     fields = ["total_requests", "status_counts"]
     if level >= 2:
         truth["top_ips"] = [ip for ip, _ in sorted(ip_counts.items(), key=lambda kv: (-kv[1], kv[0]))[:3]]
         truth["bytes_total"] = sum(v[3] for v in valid)
-        checks += ["test_top_ips", "test_bytes_total"]
         fields += ["top_ips", "bytes_total"]
     if level >= 3:
         truth["malformed_lines"] = malformed_count
-        checks.append("test_malformed_lines")
         fields.append("malformed_lines")
     if level >= 4:
         errors = Counter(v[1] for v in valid if v[2].startswith("5"))
         truth["error_paths"] = [p for p, _ in sorted(errors.items(), key=lambda kv: (-kv[1], kv[0]))[:3]]
-        checks.append("test_error_paths")
         fields.append("error_paths")
+    checks = ["test_shape_report_json"] + [f"test_{f}" for f in fields]  # a check per field of the report
 
     out = rng.choice(["report.json", "traffic_summary.json", "out/access_report.json", "reports/weblog.json",
                       "summary/http.json"])
     truth["report"] = out
     w = Wording(rng)
-    described = {
-        "total_requests": w.pick(["`total_requests`: the number of well-formed request lines (an integer)",
-                                  "`total_requests` — how many valid requests were logged, as an integer"]),
-        "status_counts": w.pick(["`status_counts`: an object mapping each HTTP status code (as a string, e.g. \"404\") to how many requests got it",
-                                 "`status_counts` — for every status code that occurs, the number of requests with that code; keys are the codes as strings"]),
-        "top_ips": w.pick(["`top_ips`: a list of the 3 client IP addresses with the most requests, busiest first; break ties by IP in plain ascending string order",
-                           "`top_ips` — the three busiest client IPs (most requests first, equal counts ordered by the IP string ascending)"]),
-        "bytes_total": w.pick(["`bytes_total`: the sum of the response size field over all valid requests, where a size of `-` counts as 0",
-                               "`bytes_total` — total bytes served (size column summed; `-` means 0)"]),
-        "malformed_lines": w.pick(["`malformed_lines`: how many lines across the files are not well-formed combined-log entries (skip them everywhere else)",
-                                   "`malformed_lines` — the count of lines that do not follow the combined log format; ignore those lines for every other field"]),
-        "error_paths": w.pick(["`error_paths`: the 3 request paths with the most 5xx responses, most first, ties broken by path ascending",
-                               "`error_paths` — the three URL paths that produced the most server errors (status 500-599); order by count descending, then path"]),
-    }
+    described = {f: w.pick([f"`{f}`: {first}", f"`{f}` — {second}"]) for f, (first, second) in ACCESS_FIELDS.items()}
     where = ("The web server's access logs are in `/app/logs/` (the live `access.log`, the previous `access.log.1` and an older, gzip-compressed `access.log.2.gz`)"
              if rotated else "The web server's access log is `/app/logs/access.log`")
-    intro = [w.pick(vocab.PERSONAS) + ".", where + w.pick([", in the standard combined log format.", ", written in the Apache/nginx combined format."])]
+    intro = [w.persona(), where + w.pick([", in the standard combined log format.", ", written in the Apache/nginx combined format."])]
     ask = w.pick(["Write a JSON report to `/app/{out}` that summarises the traffic.",
                   "Please produce a summary of the requests as a JSON object in `/app/{out}`.",
                   "I need the traffic summarised into `/app/{out}` as one JSON object.",
@@ -208,7 +209,7 @@ def build_app_errors(rng: random.Random, level: int) -> Draft:
     w = Wording(rng)
     where = ("The application writes logs to `/app/logs/app.log`" if n_files == 1 else
              f"The application's logs are split over {n_files} files, `/app/logs/app-1.log` to `/app/logs/app-{n_files}.log`")
-    intro = [w.pick(vocab.PERSONAS) + ".", where + ". Each entry starts with an ISO-8601 UTC timestamp, a level in brackets and the service name followed by a colon."]
+    intro = [w.persona(), where + ". Each entry starts with an ISO-8601 UTC timestamp, a level in brackets and the service name followed by a colon."]
     ask = w.pick(["Count the ERROR entries per service and write the result to `/app/{out}`.",
                   "Find out how many errors each service logged; save the counts as CSV at `/app/{out}`.",
                   "Produce `/app/{out}`, a CSV with the number of ERROR-level entries of every service."], out=out)
@@ -247,6 +248,4 @@ def build_app_errors(rng: random.Random, level: int) -> Draft:
 
 KINDS = [Kind("access_report", build_access), Kind("app_errors", build_app_errors)]
 
-
-def build(rng: random.Random, level: int, kind: str | None = None) -> Draft:
-    return choose_kind(KINDS, rng, level, kind).build(rng, level)
+build = family_build(KINDS)

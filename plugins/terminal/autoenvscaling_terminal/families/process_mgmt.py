@@ -14,7 +14,7 @@ import random
 from typing import Any
 
 from . import vocab
-from .base import Draft, Kind, Wording, choose_kind
+from .base import Draft, Kind, Wording, family_build
 
 WORKER = '''"""{name}: a small worker that writes a heartbeat until it receives SIGTERM."""
 import os
@@ -56,8 +56,8 @@ def build_service(rng: random.Random, level: int) -> Draft:
     truth = {"ctl": ctl, "worker": f"/app/{worker}", "pidfile": pidfile, "log": log, "worker_name": worker_name if level >= 4 else None}
     checks = ["test_service_start", "test_service_status"]
     w = Wording(rng)
-    intro = [w.pick(vocab.PERSONAS) + ".", w.pick([f"`/app/{worker}` is a long-running worker (`python3 /app/{worker}`); it logs to `{log}` and stops cleanly on SIGTERM.",
-                                                   f"We run a Python worker, `/app/{worker}`, which appends heartbeats to `{log}` and shuts down gracefully when it gets SIGTERM."])]
+    intro = w.intro([f"`/app/{worker}` is a long-running worker (`python3 /app/{worker}`); it logs to `{log}` and stops cleanly on SIGTERM.",
+                     f"We run a Python worker, `/app/{worker}`, which appends heartbeats to `{log}` and shuts down gracefully when it gets SIGTERM."])
     ask = w.pick(["Write a bash control script `/app/{c}` with the subcommands described below.",
                   "Create `/app/{c}`, a bash script to manage the worker, supporting the commands below.",
                   "I need an init-style script at `/app/{c}` that controls the worker:"], c=ctl)
@@ -65,12 +65,12 @@ def build_service(rng: random.Random, level: int) -> Draft:
                        "`{n} start`: start `python3 /app/{wk}` detached from the script, store the worker's PID in `{p}`, exit status 0."], p=pidfile, n=ctl.rsplit('/', 1)[1], wk=worker),
                w.pick(["`status` prints `running` (optionally followed by the PID) and exits 0 when the process in the PID file is alive; otherwise it prints `stopped` and exits 3.",
                        "`status`: if the PID file names a live process, print a line starting with `running` and exit 0; if not, print `stopped` and exit 3 (the LSB convention)."])]
-    if level >= 1:
-        w.require(checks, details, "test_service_stop", ["`stop` sends SIGTERM, waits until the worker has exited (at most 10 seconds), removes the PID file and exits 0.",
-                                                         "`stop`: TERM the worker, wait for it to be gone (up to 10 s), delete `{p}`, exit 0. Do not use SIGKILL unless it ignores TERM."], p=pidfile)
-    if level >= 2:
-        w.require(checks, details, "test_service_start_idempotent", ["Running `start` while the worker is already running must not start a second one: print `already running` and exit 0.",
-                                                                     "A second `start` is harmless: it reports `already running`, exits 0 and leaves exactly one worker."])
+    w.require_if(checks, details, [
+        (level >= 1, "test_service_stop", ["`stop` sends SIGTERM, waits until the worker has exited (at most 10 seconds), removes the PID file and exits 0.",
+                                           "`stop`: TERM the worker, wait for it to be gone (up to 10 s), delete `{p}`, exit 0. Do not use SIGKILL unless it ignores TERM."]),
+        (level >= 2, "test_service_start_idempotent", ["Running `start` while the worker is already running must not start a second one: print `already running` and exit 0.",
+                                                       "A second `start` is harmless: it reports `already running`, exits 0 and leaves exactly one worker."]),
+    ], p=pidfile)
     if level >= 3:
         checks += ["test_service_stale_pidfile", "test_service_restart"]
         details.append(w.pick(["If the PID file exists but its process is gone (a stale file), `status` reports `stopped` (exit 3) and `start` starts a fresh worker.",
@@ -145,7 +145,7 @@ def build_job_runner(rng: random.Random, level: int) -> Draft:
     w = Wording(rng)
     fmt = "`NAME|TIMEOUT|RETRIES|COMMAND`" if retries else "`NAME|TIMEOUT|COMMAND`"
     usage = f"{script.rsplit('/', 1)[1]} JOBS REPORT" + (" LOGDIR" if logs else "")
-    intro = [w.pick(vocab.PERSONAS) + ".", w.pick(["Our nightly batch is a list of shell commands that sometimes hang.", "We run batches of maintenance commands and need to know which ones failed."])]
+    intro = w.intro(["Our nightly batch is a list of shell commands that sometimes hang.", "We run batches of maintenance commands and need to know which ones failed."])
     ask = w.pick(["Write an executable bash script `/app/{s}` used as `{u}`.", "Create `/app/{s}` (usage: `{u}`) that runs a batch of jobs."], s=script, u=usage)
     details = [w.pick(["JOBS is a text file with one job per line in the form {f}; run the jobs one after another, in file order, each with `bash -c COMMAND`.",
                        "Each line of JOBS is {f}. Execute the commands sequentially (in order) via `bash -c`."], f=fmt),
@@ -153,18 +153,16 @@ def build_job_runner(rng: random.Random, level: int) -> Draft:
                        "Enforce TIMEOUT (seconds) per job; a job that exceeds it counts as exit status 124."]),
                w.pick(["REPORT gets one line per job, in job order: `NAME,EXIT{a}` where EXIT is the job's exit status.",
                        "Write REPORT as CSV without header: `NAME,EXIT{a}`, one line per job in the same order."], a=",ATTEMPTS" if retries else "")]
-    if logs:
-        w.require(checks, details, "test_job_logs", ["Save everything a job prints (stdout and stderr) to `LOGDIR/NAME.log` (create LOGDIR if needed).",
-                                                     "Each job's combined stdout+stderr goes to `LOGDIR/NAME.log`; create the directory when missing."])
-    if retries:
-        w.require(checks, details, "test_job_retries", ["A job that exits non-zero is re-run up to RETRIES more times; the report shows the exit status of the last attempt and the number of attempts.",
-                                                        "Retry failing jobs (non-zero exit) at most RETRIES extra times; EXIT is the final attempt's status and ATTEMPTS how many runs it took."])
-    if comments:
-        w.require(checks, details, "test_job_overall_status", ["Blank lines and lines starting with `#` in JOBS are ignored. The script exits 1 if any job ended non-zero, else 0.",
-                                                               "Skip empty lines and `#` comments; the script's own exit status is 0 only if every job finally succeeded (1 otherwise)."])
-    if env:
-        w.require(checks, details, "test_job_environment", ["Each command sees the environment variables `JOB_NAME` (its name) and `JOB_ATTEMPT` (1 for the first run, 2 for the first retry, ...).",
-                                                            "Export `JOB_NAME` and `JOB_ATTEMPT` (starting at 1) to every command."])
+    w.require_if(checks, details, [
+        (logs, "test_job_logs", ["Save everything a job prints (stdout and stderr) to `LOGDIR/NAME.log` (create LOGDIR if needed).",
+                                 "Each job's combined stdout+stderr goes to `LOGDIR/NAME.log`; create the directory when missing."]),
+        (retries, "test_job_retries", ["A job that exits non-zero is re-run up to RETRIES more times; the report shows the exit status of the last attempt and the number of attempts.",
+                                       "Retry failing jobs (non-zero exit) at most RETRIES extra times; EXIT is the final attempt's status and ATTEMPTS how many runs it took."]),
+        (comments, "test_job_overall_status", ["Blank lines and lines starting with `#` in JOBS are ignored. The script exits 1 if any job ended non-zero, else 0.",
+                                               "Skip empty lines and `#` comments; the script's own exit status is 0 only if every job finally succeeded (1 otherwise)."]),
+        (env, "test_job_environment", ["Each command sees the environment variables `JOB_NAME` (its name) and `JOB_ATTEMPT` (1 for the first run, 2 for the first retry, ...).",
+                                       "Export `JOB_NAME` and `JOB_ATTEMPT` (starting at 1) to every command."]),
+    ])
     details.append("Make the script executable.")
     instruction = w.compose(intro=intro, ask=ask, details=details, shuffle_details=False)
     read = "IFS='|' read -r name limit tries cmd" if retries else "IFS='|' read -r name limit cmd"
@@ -176,7 +174,7 @@ def build_job_runner(rng: random.Random, level: int) -> Draft:
         body += ["    case \"$name\" in ''|'#'*) continue ;; esac"]
     body += ["    attempt=0" if retries else "    attempt=1",
              "    while :; do" if retries else "    {"]
-    inner = "        " if retries else "        "
+    inner = "        "
     if retries:
         body.append(f"{inner}attempt=$((attempt + 1))")
     out = "\"$logdir/$name.log\"" if logs else "/dev/null"
@@ -199,6 +197,4 @@ def build_job_runner(rng: random.Random, level: int) -> Draft:
 
 KINDS = [Kind("service_ctl", build_service), Kind("job_runner", build_job_runner)]
 
-
-def build(rng: random.Random, level: int, kind: str | None = None) -> Draft:
-    return choose_kind(KINDS, rng, level, kind).build(rng, level)
+build = family_build(KINDS)

@@ -16,7 +16,7 @@ import random
 from typing import Any
 
 from . import vocab
-from .base import Draft, Kind, Wording, choose_kind
+from .base import Draft, Kind, Wording, family_build
 
 UNITS = [("w", 604800), ("d", 86400), ("h", 3600), ("m", 60), ("s", 1)]
 
@@ -54,21 +54,20 @@ def build_durations(rng: random.Random, level: int) -> Draft:
     checks = ["test_parse_duration"] + (["test_format_duration"] if level >= 1 else []) + (["test_parse_rejects_invalid"] if invalid else [])
     unit_text = ", ".join(f"`{u}` ({s} s)" for u, s in units)
     w = Wording(rng)
-    intro = [w.pick(vocab.PERSONAS) + ".", w.pick(["Our config files describe timeouts as compact strings such as `1h30m`.",
-                                                   "Durations in our tooling are written like `2h15m10s`."])]
+    intro = w.intro(["Our config files describe timeouts as compact strings such as `1h30m`.",
+                     "Durations in our tooling are written like `2h15m10s`."])
     ask = w.pick(["Write a Python module `/app/{m}` with a function `parse_duration(text)` that returns the number of seconds as an int.",
                   "Implement `parse_duration(text) -> int` (seconds) in a new module `/app/{m}`.",
                   "Create `/app/{m}` exposing `parse_duration(text)`, which converts such a string to whole seconds."], m=module)
     details = [w.pick(["The units are {u}; each part is a positive integer followed by a unit, largest unit first.",
                        "Supported units: {u}. A string is a sequence of `<integer><unit>` parts ordered from the largest unit to the smallest."], u=unit_text)]
-    if level >= 1:
-        details.append(w.pick(["Also add `format_duration(seconds)`, the inverse: largest units first, zero parts omitted, and `0s` for zero (e.g. 3661 -> `1h1m1s`).",
-                               "Add `format_duration(seconds) -> str` producing the canonical form: biggest unit first, no zero parts, `0s` for 0 (5400 -> `1h30m`)."]))
-    if spaced:
-        details.append(w.pick(["Parts may be separated by single spaces (`1h 30m`).", "Accept an optional space between parts, as in `2d 4h`."]))
-    if invalid:
-        details.append(w.pick(["Anything else must raise `ValueError`: empty strings, numbers without a unit, unknown units, decimals, negative values, a unit used twice, or units out of order.",
-                               "Raise `ValueError` for invalid input — e.g. `''`, `'10'`, `'5x'`, `'1.5h'`, `'-3m'`, a repeated unit, or units not in descending order."]))
+    w.describe_if(details, [
+        (level >= 1, ["Also add `format_duration(seconds)`, the inverse: largest units first, zero parts omitted, and `0s` for zero (e.g. 3661 -> `1h1m1s`).",
+                      "Add `format_duration(seconds) -> str` producing the canonical form: biggest unit first, no zero parts, `0s` for 0 (5400 -> `1h30m`)."]),
+        (spaced, ["Parts may be separated by single spaces (`1h 30m`).", "Accept an optional space between parts, as in `2d 4h`."]),
+        (invalid, ["Anything else must raise `ValueError`: empty strings, numbers without a unit, unknown units, decimals, negative values, a unit used twice, or units out of order.",
+                   "Raise `ValueError` for invalid input — e.g. `''`, `'10'`, `'5x'`, `'1.5h'`, `'-3m'`, a repeated unit, or units not in descending order."]),
+    ])
     details.append(w.pick(["Use only the standard library.", "No third-party packages."]))
     instruction = w.compose(intro=intro, ask=ask, details=details)
     table = ", ".join(f"'{u}': {s}" for u, s in units)
@@ -141,7 +140,7 @@ def build_inventory(rng: random.Random, level: int) -> Draft:
     if level >= 4:
         checks.append("test_inventory_bad_input")
     w = Wording(rng)
-    intro = [w.pick(vocab.PERSONAS) + ".", w.pick(["The warehouse sends us stock movements as JSON.", "We track stock levels in JSON files and update them from transaction logs."])]
+    intro = w.intro(["The warehouse sends us stock movements as JSON.", "We track stock levels in JSON files and update them from transaction logs."])
     ask = w.pick(["Write a command-line tool `/app/{t}`, run as `python3 /app/{t} STOCK.json TRANSACTIONS.json`.",
                   "Create `/app/{t}` (invoked as `python3 /app/{t} STOCK.json TRANSACTIONS.json`) that applies the transactions to the stock."], t=tool)
     out_keys = "`stock`" + (" and `rejected`" if level >= 1 else "")
@@ -151,18 +150,16 @@ def build_inventory(rng: random.Random, level: int) -> Draft:
                        "Process them in order; `restock` increases the item's quantity (new items start at 0) and `sell` decreases it."]),
                w.pick(["Print one JSON object to stdout with the key(s) {k}; `stock` is the final stock with keys sorted.",
                        "The output (stdout) is a JSON object with {k}; `stock` holds the final quantities, keys in sorted order."], k=out_keys)]
-    if level >= 1:
-        details.append(w.pick(["A `sell` of more than is in stock is rejected (no change); `rejected` lists the 0-based positions of rejected transactions.",
-                               "Reject sells that would make the quantity negative — they change nothing — and list their 0-based indexes in `rejected`."]))
-    if level >= 2:
-        details.append(w.pick(["Selling an item that is not in stock at all is rejected too.", "A `sell` of an unknown item is also rejected."]))
-    if level >= 3:
-        details.append(w.pick(["Type `adjust` sets the quantity to qty outright (it is never rejected).", "Support `adjust`, which sets the item's quantity to exactly qty."]))
-        details.append(w.pick(["With `--report FILE` (after the two inputs), also write a CSV `item,sold,restocked` with the totals of applied sells and restocks per item (items with at least one, sorted by name; `adjust` is not counted).",
-                               "Optional `--report FILE` after the inputs writes CSV with header `item,sold,restocked`: per item (sorted), the quantities actually sold and restocked; skip items with neither; adjustments do not count."]))
-    if level >= 4:
-        details.append(w.pick(["If an input file is not valid JSON, print `error: <file name>: invalid JSON` to stderr and exit with status 1.",
-                               "Malformed JSON input: message `error: <file name>: invalid JSON` on stderr, exit status 1, nothing on stdout."]))
+    w.describe_if(details, [
+        (level >= 1, ["A `sell` of more than is in stock is rejected (no change); `rejected` lists the 0-based positions of rejected transactions.",
+                      "Reject sells that would make the quantity negative — they change nothing — and list their 0-based indexes in `rejected`."]),
+        (level >= 2, ["Selling an item that is not in stock at all is rejected too.", "A `sell` of an unknown item is also rejected."]),
+        (level >= 3, ["Type `adjust` sets the quantity to qty outright (it is never rejected).", "Support `adjust`, which sets the item's quantity to exactly qty."]),
+        (level >= 3, ["With `--report FILE` (after the two inputs), also write a CSV `item,sold,restocked` with the totals of applied sells and restocks per item (items with at least one, sorted by name; `adjust` is not counted).",
+                      "Optional `--report FILE` after the inputs writes CSV with header `item,sold,restocked`: per item (sorted), the quantities actually sold and restocked; skip items with neither; adjustments do not count."]),
+        (level >= 4, ["If an input file is not valid JSON, print `error: <file name>: invalid JSON` to stderr and exit with status 1.",
+                      "Malformed JSON input: message `error: <file name>: invalid JSON` on stderr, exit status 1, nothing on stdout."]),
+    ])
     example = cases[0]
     files = {"examples/stock.json": (json.dumps(example["stock"], indent=2) + "\n").encode(),
              "examples/transactions.json": (json.dumps(example["transactions"][:4], indent=2) + "\n").encode()}
@@ -232,28 +229,26 @@ def build_semver(rng: random.Random, level: int) -> Draft:
     truth = {"tool": tool, "input": "\n".join(lines_in) + "\n", "sorted": ordered, "bumps": bumps, "latest": latest, "invalid": invalid}
     checks = ["test_semver_sort"] + (["test_semver_bump"] if level >= 1 else []) + (["test_semver_latest"] if level >= 3 else []) + (["test_semver_invalid_lines"] if invalid else [])
     w = Wording(rng)
-    intro = [w.pick(vocab.PERSONAS) + ".", w.pick(["Release engineering keeps asking which version is newest.", "We juggle many release tags and need a small helper.",
-                                                   "Comparing version strings by hand keeps going wrong (`1.10.0` is newer than `1.9.3`)."])]
+    intro = w.intro(["Release engineering keeps asking which version is newest.", "We juggle many release tags and need a small helper.",
+                     "Comparing version strings by hand keeps going wrong (`1.10.0` is newer than `1.9.3`)."])
     ask = w.pick(["Write `/app/{t}`, a Python command-line tool for semantic versions (MAJOR.MINOR.PATCH).",
                   "Create a Python CLI at `/app/{t}` that works with semantic version numbers like `1.4.2`."], t=tool)
     first = [w.pick(["`python3 /app/{t} sort FILE` prints the versions listed in FILE (one per line) from oldest to newest, one per line, comparing MAJOR, MINOR and PATCH numerically.",
                      "Subcommand `sort FILE`: read one version per line and print them in ascending version order (numeric comparison of each component), one per line.",
                      "The `sort` subcommand takes a file with one version per line and outputs those versions oldest first (each of the three numbers compared as an integer), one per line."], t=tool)]
-    details = []
-    if level >= 1:
-        details.append(w.pick(["`python3 /app/{t} bump PART VERSION` (PART is major, minor or patch) prints the next version: bumping resets the lower parts to 0.",
-                               "Subcommand `bump major|minor|patch VERSION` prints the incremented version, zeroing the parts to the right of the bumped one.",
-                               "`bump` takes the part to raise (major, minor or patch) and a version, and prints the result; parts after the raised one go back to 0 (so `bump minor 1.4.2` gives `1.5.0`)."], t=tool))
-    if pre:
-        details.append(w.pick(["Versions may carry a pre-release suffix `-alpha.N`, `-beta.N` or `-rc.N`. A pre-release sorts before the same version without suffix; alpha < beta < rc, then by N numerically. Bumping the patch of a pre-release drops the suffix without incrementing (`1.2.3-rc.1` -> `1.2.3`); major/minor bumps drop it too.",
-                               "Support pre-release suffixes `-alpha.N`, `-beta.N`, `-rc.N`: `X.Y.Z-…` is older than `X.Y.Z`; among suffixes alpha < beta < rc, then N numerically. `bump patch` on a pre-release just removes the suffix; `bump minor`/`major` work as usual and drop it.",
-                               "Pre-releases exist too (`1.3.0-alpha.2`, `1.3.0-beta.1`, `1.3.0-rc.3`): they come before the plain release with the same numbers, ordered alpha, then beta, then rc, then by their number. Bumping the patch of a pre-release yields the release itself (`1.3.0-rc.3` -> `1.3.0`); a minor or major bump discards the suffix."]))
-    if level >= 3:
-        details.append(w.pick(["`python3 /app/{t} latest FILE --major N` prints the newest non-pre-release version with major number N (nothing and exit 1 if there is none).",
-                               "Add `latest FILE --major N`: print the highest released (no suffix) version whose MAJOR is N; exit 1 silently when there is none."], t=tool))
-    if invalid:
-        details.append(w.pick(["Lines that are not valid versions are skipped by `sort`, each reported on stderr as `invalid: <line>`.",
-                               "`sort` ignores malformed lines but prints `invalid: <line>` to stderr for each one."]))
+    details: list[str] = []
+    w.describe_if(details, [
+        (level >= 1, ["`python3 /app/{t} bump PART VERSION` (PART is major, minor or patch) prints the next version: bumping resets the lower parts to 0.",
+                      "Subcommand `bump major|minor|patch VERSION` prints the incremented version, zeroing the parts to the right of the bumped one.",
+                      "`bump` takes the part to raise (major, minor or patch) and a version, and prints the result; parts after the raised one go back to 0 (so `bump minor 1.4.2` gives `1.5.0`)."]),
+        (pre, ["Versions may carry a pre-release suffix `-alpha.N`, `-beta.N` or `-rc.N`. A pre-release sorts before the same version without suffix; alpha < beta < rc, then by N numerically. Bumping the patch of a pre-release drops the suffix without incrementing (`1.2.3-rc.1` -> `1.2.3`); major/minor bumps drop it too.",
+               "Support pre-release suffixes `-alpha.N`, `-beta.N`, `-rc.N`: `X.Y.Z-…` is older than `X.Y.Z`; among suffixes alpha < beta < rc, then N numerically. `bump patch` on a pre-release just removes the suffix; `bump minor`/`major` work as usual and drop it.",
+               "Pre-releases exist too (`1.3.0-alpha.2`, `1.3.0-beta.1`, `1.3.0-rc.3`): they come before the plain release with the same numbers, ordered alpha, then beta, then rc, then by their number. Bumping the patch of a pre-release yields the release itself (`1.3.0-rc.3` -> `1.3.0`); a minor or major bump discards the suffix."]),
+        (level >= 3, ["`python3 /app/{t} latest FILE --major N` prints the newest non-pre-release version with major number N (nothing and exit 1 if there is none).",
+                      "Add `latest FILE --major N`: print the highest released (no suffix) version whose MAJOR is N; exit 1 silently when there is none."]),
+        (invalid, ["Lines that are not valid versions are skipped by `sort`, each reported on stderr as `invalid: <line>`.",
+                   "`sort` ignores malformed lines but prints `invalid: <line>` to stderr for each one."]),
+    ], t=tool)
     sample = listing[:5]
     details.append(w.pick(["A sample list is in `/app/releases.txt`.", "`/app/releases.txt` contains a few versions to try it on.",
                            "Try it on the versions in `/app/releases.txt`."]))
@@ -281,6 +276,4 @@ def build_semver(rng: random.Random, level: int) -> Draft:
 
 KINDS = [Kind("durations", build_durations), Kind("inventory", build_inventory), Kind("semver", build_semver)]
 
-
-def build(rng: random.Random, level: int, kind: str | None = None) -> Draft:
-    return choose_kind(KINDS, rng, level, kind).build(rng, level)
+build = family_build(KINDS)

@@ -15,7 +15,7 @@ import random
 import string
 
 from . import vocab
-from .base import Draft, Kind, Wording, choose_kind
+from .base import Draft, Kind, Wording, family_build
 
 SCRIPT_DIRS = ["bin", "scripts", "tools"]
 
@@ -75,8 +75,8 @@ def build_rename(rng: random.Random, level: int) -> Draft:
     truth: dict = {"script": script, "cases": cases}
     checks = ["test_shape_script_executable", "test_rename_results"]
     w = Wording(rng)
-    intro = [w.pick(vocab.PERSONAS) + ".", w.pick(["Files arrive from many sources with inconsistent names.",
-                                                   "Our upload folders are full of files with messy names."])]
+    intro = w.intro(["Files arrive from many sources with inconsistent names.",
+                     "Our upload folders are full of files with messy names."])
     ask = w.pick(["Write a bash script `/app/{s}` that takes a directory as its only argument and renames the files in it.",
                   "Create the script `/app/{s}`: given a directory path, it normalises the names of the files directly inside it.",
                   "I need an executable bash script at `/app/{s}` that tidies up file names in the directory passed as its argument."], s=script)
@@ -86,15 +86,14 @@ def build_rename(rng: random.Random, level: int) -> Draft:
     details = [w.pick(["Files whose name is already normalised stay untouched; file contents never change.",
                        "Do not modify contents, and leave already-normal names alone."]),
                w.pick(["Make it executable with a proper shebang.", "It must be executable (chmod +x) and start with a bash shebang."])]
-    if dry:
-        w.require(checks, details, "test_rename_dry_run", ["With `-n` before the directory (`{s} -n DIR`), rename nothing and instead print one line `OLD -> NEW` per file that would be renamed, in byte order of the old names.",
-                                                           "Support a dry-run flag: `{s} -n DIR` prints `OLD -> NEW` (one line per pending rename, sorted by old name, byte order) and changes nothing."], s=script.rsplit('/', 1)[1])
-    if usage:
-        w.require(checks, details, "test_rename_usage_error", ["If the argument is missing or not a directory, print a usage message to stderr and exit with status 2.",
-                                                               "Called without a directory (or with a path that is not one), it writes usage help to stderr and exits 2."])
-    if collide:
-        w.require(checks, details, "test_rename_collisions", ["Never overwrite: if the new name already exists, leave the file as it is, print `skip: OLD` to stderr and, at the end, exit with status 1 (0 when nothing was skipped). Process files in byte order of their names.",
-                                                              "When the target name is taken, do not rename; report `skip: OLD` on stderr and make the script exit 1 after finishing the others (exit 0 if there were no skips). Handle files in byte-sorted order."])
+    w.require_if(checks, details, [
+        (dry, "test_rename_dry_run", ["With `-n` before the directory (`{s} -n DIR`), rename nothing and instead print one line `OLD -> NEW` per file that would be renamed, in byte order of the old names.",
+                                      "Support a dry-run flag: `{s} -n DIR` prints `OLD -> NEW` (one line per pending rename, sorted by old name, byte order) and changes nothing."]),
+        (usage, "test_rename_usage_error", ["If the argument is missing or not a directory, print a usage message to stderr and exit with status 2.",
+                                            "Called without a directory (or with a path that is not one), it writes usage help to stderr and exits 2."]),
+        (collide, "test_rename_collisions", ["Never overwrite: if the new name already exists, leave the file as it is, print `skip: OLD` to stderr and, at the end, exit with status 1 (0 when nothing was skipped). Process files in byte order of their names.",
+                                             "When the target name is taken, do not rename; report `skip: OLD` on stderr and make the script exit 1 after finishing the others (exit 0 if there were no skips). Handle files in byte-sorted order."]),
+    ], s=script.rsplit('/', 1)[1])
     samples = {f"samples/{n}": f"sample {i}\n".encode() for i, n in enumerate(cases[1]["names"][:4])}
     details.append(w.pick(["A few example files are in `/app/samples/` if you want to try it (it is fine to rename them).",
                            "You can experiment on `/app/samples/`."]))
@@ -158,8 +157,8 @@ def build_stats(rng: random.Random, level: int) -> Draft:
     truth: dict = {"script": script, "cases": cases}
     checks = ["test_shape_script_executable", "test_stats_output"]
     w = Wording(rng)
-    intro = [w.pick(vocab.PERSONAS) + ".", w.pick(["We keep computing the same summary numbers by hand.",
-                                                   "Several reports need quick statistics over files of numbers."])]
+    intro = w.intro(["We keep computing the same summary numbers by hand.",
+                     "Several reports need quick statistics over files of numbers."])
     ask = w.pick(["Write an executable bash script `/app/{s}` that reads a file of integers (one per line) given as its argument and prints summary statistics.",
                   "Create `/app/{s}`: `{b} FILE` prints statistics about the integers in FILE, one number per line.",
                   "Please add a script at `/app/{s}` that summarises a file of whole numbers passed as the first argument."], s=script, b=script.rsplit('/', 1)[1])
@@ -225,20 +224,20 @@ def build_backup(rng: random.Random, level: int) -> Draft:
     checks = ["test_shape_script_executable", "test_backup_archive"]
     w = Wording(rng)
     name = script.rsplit("/", 1)[1]
-    intro = [w.pick(vocab.PERSONAS) + ".", w.pick(["We back directories up by hand and keep making mistakes.",
-                                                   "Our backups are inconsistent; a small script would fix that."])]
+    intro = w.intro(["We back directories up by hand and keep making mistakes.",
+                     "Our backups are inconsistent; a small script would fix that."])
     ask = w.pick(["Write a bash script `/app/{s}` used as `{n} SRC DEST LABEL`.", "Create an executable script `/app/{s}` with the interface `{n} SRC DEST LABEL`."], s=script, n=name)
     first = [w.pick(["It creates the gzip-compressed tarball `DEST/<name of SRC>-LABEL.tar.gz` (creating DEST if needed).",
                      "It writes `DEST/NAME-LABEL.tar.gz`, where NAME is the last path component of SRC; DEST is created when missing."])]
     details = [w.pick(["Inside the archive, paths start with the directory's own name (e.g. `site/a.txt` for SRC=/x/site).",
                        "Archive members are relative to SRC's parent, so they begin with `NAME/`."]),
                w.pick(["Make it executable.", "The file must be executable."])]
-    if prints:
-        w.require(checks, details, "test_backup_prints_path", ["On success it prints the path of the archive it created (exactly `DEST/NAME-LABEL.tar.gz` as built from the arguments) and nothing else on stdout.",
-                                                               "Its only stdout output is the archive path, formed as `DEST/NAME-LABEL.tar.gz` from the arguments given."])
-    if rotate:
-        w.require(checks, details, "test_backup_rotation", ["After creating the archive, keep only the {k} newest archives of that SRC in DEST (labels are dates `YYYYMMDD`, so newest = greatest label) and delete the older ones; other files in DEST stay.",
-                                                            "Rotation: DEST keeps at most {k} `NAME-*.tar.gz` archives for the same NAME — delete those with the smallest labels (labels are YYYYMMDD dates). Do not touch unrelated files."], k=keep)
+    w.require_if(checks, details, [
+        (prints, "test_backup_prints_path", ["On success it prints the path of the archive it created (exactly `DEST/NAME-LABEL.tar.gz` as built from the arguments) and nothing else on stdout.",
+                                             "Its only stdout output is the archive path, formed as `DEST/NAME-LABEL.tar.gz` from the arguments given."]),
+        (rotate, "test_backup_rotation", ["After creating the archive, keep only the {k} newest archives of that SRC in DEST (labels are dates `YYYYMMDD`, so newest = greatest label) and delete the older ones; other files in DEST stay.",
+                                          "Rotation: DEST keeps at most {k} `NAME-*.tar.gz` archives for the same NAME — delete those with the smallest labels (labels are YYYYMMDD dates). Do not touch unrelated files."]),
+    ], k=keep)
     if exclude:
         checks += ["test_backup_excludes_logs", "test_backup_usage_error"]
         details.append(w.pick(["Files ending in `.log` are left out of the archive.", "Do not include `*.log` files."]))
@@ -267,6 +266,4 @@ def build_backup(rng: random.Random, level: int) -> Draft:
 
 KINDS = [Kind("rename", build_rename), Kind("stats", build_stats), Kind("backup", build_backup)]
 
-
-def build(rng: random.Random, level: int, kind: str | None = None) -> Draft:
-    return choose_kind(KINDS, rng, level, kind).build(rng, level)
+build = family_build(KINDS)

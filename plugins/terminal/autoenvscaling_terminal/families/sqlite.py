@@ -14,12 +14,13 @@ Kinds:
 from __future__ import annotations
 
 import random
+import re
 import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
 from . import vocab
-from .base import Draft, Kind, Wording, choose_kind, grow
+from .base import Draft, Kind, Wording, family_build, grow
 
 SCHEMA = """CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT NOT NULL, city TEXT NOT NULL, joined TEXT NOT NULL);
 CREATE TABLE products (id INTEGER PRIMARY KEY, name TEXT NOT NULL, category TEXT NOT NULL, price REAL NOT NULL);
@@ -79,9 +80,15 @@ def _counts(con: sqlite3.Connection) -> dict[str, int]:
 @dataclass(frozen=True)
 class Question:
     weight: int  # 1 easy, 2 medium, 3 hard
-    text: str
-    columns: list[str]
+    text: str  # names the answer's columns: "Columns `a,b`"
     sql: str
+
+    @property
+    def columns(self) -> list[str]:
+        """The answer's header, as the question names it."""
+        found = re.search(r"Columns `([^`]+)`", self.text)
+        assert found is not None, self.text
+        return found.group(1).split(",")
 
 
 def _questions(rng: random.Random, info: dict) -> list[Question]:
@@ -89,21 +96,21 @@ def _questions(rng: random.Random, info: dict) -> list[Question]:
     revenue = "SUM(oi.quantity * oi.unit_price)"
     return [
         Question(1, "How many orders are there in each status? Columns `status,orders`, sorted by status.",
-                 ["status", "orders"], "SELECT status, COUNT(*) AS orders FROM orders GROUP BY status ORDER BY status;"),
+                 "SELECT status, COUNT(*) AS orders FROM orders GROUP BY status ORDER BY status;"),
         Question(1, f"Which customers live in {city}? Columns `id,name`, sorted by id.",
-                 ["id", "name"], f"SELECT id, name FROM customers WHERE city = {_q(city)} ORDER BY id;"),
+                 f"SELECT id, name FROM customers WHERE city = {_q(city)} ORDER BY id;"),
         Question(2, f"Who are the top {n} customers by amount spent on orders that were not cancelled (amount = quantity × unit_price summed over their order items)? Columns `name,total` with total rounded to 2 decimals, highest first, ties by name.",
-                 ["name", "total"], f"SELECT c.name, ROUND({revenue}, 2) AS total FROM customers c JOIN orders o ON o.customer_id = c.id JOIN order_items oi ON oi.order_id = o.id WHERE o.status != 'cancelled' GROUP BY c.id ORDER BY total DESC, c.name LIMIT {n};"),
+                 f"SELECT c.name, ROUND({revenue}, 2) AS total FROM customers c JOIN orders o ON o.customer_id = c.id JOIN order_items oi ON oi.order_id = o.id WHERE o.status != 'cancelled' GROUP BY c.id ORDER BY total DESC, c.name LIMIT {n};"),
         Question(2, "Which customers have never placed an order? Columns `id,name`, sorted by id.",
-                 ["id", "name"], "SELECT id, name FROM customers WHERE id NOT IN (SELECT customer_id FROM orders) ORDER BY id;"),
+                 "SELECT id, name FROM customers WHERE id NOT IN (SELECT customer_id FROM orders) ORDER BY id;"),
         Question(3, f"What was the revenue per product category in {year}, counting only delivered orders? Columns `category,revenue` (rounded to 2 decimals), highest revenue first.",
-                 ["category", "revenue"], f"SELECT p.category, ROUND({revenue}, 2) AS revenue FROM order_items oi JOIN orders o ON o.id = oi.order_id JOIN products p ON p.id = oi.product_id WHERE o.status = 'delivered' AND substr(o.order_date, 1, 4) = '{year}' GROUP BY p.category ORDER BY revenue DESC, p.category;"),
+                 f"SELECT p.category, ROUND({revenue}, 2) AS revenue FROM order_items oi JOIN orders o ON o.id = oi.order_id JOIN products p ON p.id = oi.product_id WHERE o.status = 'delivered' AND substr(o.order_date, 1, 4) = '{year}' GROUP BY p.category ORDER BY revenue DESC, p.category;"),
         Question(3, f"Which customers placed at least {k} orders (any status)? Columns `name,orders`, most orders first, ties by name.",
-                 ["name", "orders"], f"SELECT c.name, COUNT(o.id) AS orders FROM customers c JOIN orders o ON o.customer_id = c.id GROUP BY c.id HAVING COUNT(o.id) >= {k} ORDER BY orders DESC, c.name;"),
+                 f"SELECT c.name, COUNT(o.id) AS orders FROM customers c JOIN orders o ON o.customer_id = c.id GROUP BY c.id HAVING COUNT(o.id) >= {k} ORDER BY orders DESC, c.name;"),
         Question(3, f"How many orders were placed in each month of {year}? Columns `month,orders` where month is `YYYY-MM`, in calendar order; months without orders are omitted.",
-                 ["month", "orders"], f"SELECT substr(order_date, 1, 7) AS month, COUNT(*) AS orders FROM orders WHERE substr(order_date, 1, 4) = '{year}' GROUP BY month ORDER BY month;"),
+                 f"SELECT substr(order_date, 1, 7) AS month, COUNT(*) AS orders FROM orders WHERE substr(order_date, 1, 4) = '{year}' GROUP BY month ORDER BY month;"),
         Question(4, "For each category, which product sold the most units (sum of quantity over all order items, any status)? Columns `category,product,units`, sorted by category; on a tie pick the product name that sorts first.",
-                 ["category", "product", "units"], "SELECT category, product, units FROM (SELECT p.category, p.name AS product, SUM(oi.quantity) AS units, ROW_NUMBER() OVER (PARTITION BY p.category ORDER BY SUM(oi.quantity) DESC, p.name) AS rk FROM order_items oi JOIN products p ON p.id = oi.product_id GROUP BY p.id) WHERE rk = 1 ORDER BY category;"),
+                 "SELECT category, product, units FROM (SELECT p.category, p.name AS product, SUM(oi.quantity) AS units, ROW_NUMBER() OVER (PARTITION BY p.category ORDER BY SUM(oi.quantity) DESC, p.name) AS rk FROM order_items oi JOIN products p ON p.id = oi.product_id GROUP BY p.id) WHERE rk = 1 ORDER BY category;"),
     ]
 
 
@@ -123,8 +130,8 @@ def build_report(rng: random.Random, level: int) -> Draft:
         qs.append({"file": f"{answers}/q{i}.csv", "columns": q.columns, "rows": rows})
     truth = {"db": db, "questions": qs, "counts": _counts(con)}
     w = Wording(rng)
-    intro = [w.pick(vocab.PERSONAS) + ".", w.pick([f"The shop's SQLite database is `/app/{db}` (tables `customers`, `products`, `orders`, `order_items`).",
-                                                   f"Our sales data lives in the SQLite file `/app/{db}`; look at its schema with `.schema`."])]
+    intro = w.intro([f"The shop's SQLite database is `/app/{db}` (tables `customers`, `products`, `orders`, `order_items`).",
+                     f"Our sales data lives in the SQLite file `/app/{db}`; look at its schema with `.schema`."])
     ask = w.pick(["Answer the questions below; write each answer as a CSV file with a header row.",
                   "Please run some queries for me and save each result as CSV (first line = column names).",
                   "I need a few numbers from it. Put every answer in its own CSV file, header included."])
@@ -146,29 +153,26 @@ def build_modify(rng: random.Random, level: int) -> Draft:
     delivered = sorted({r[0] for r in con.execute("SELECT order_date FROM orders WHERE status = 'delivered'")})
     # a cutoff with delivered orders on both sides, so archiving is neither nothing nor everything
     cutoff = delivered[rng.randint(1, len(delivered) - 1)] if len(delivered) > 1 else "2030-01-01"
-    steps: list[tuple[str, str]] = [
-        (f"Mark every `delivered` order placed before {cutoff} as `archived` (column `status`).",
-         f"UPDATE orders SET status = 'archived' WHERE status = 'delivered' AND order_date < '{cutoff}';")]
-    checks = ["test_initial_database_tables", "test_orders_archived"]
-    if level >= 1:
-        steps.append(("Create an index named `idx_orders_customer` on `orders(customer_id)`.",
-                      "CREATE INDEX idx_orders_customer ON orders(customer_id);"))
-        checks.append("test_index_created")
-    if level >= 2:
-        steps.append(("Create a view `customer_totals` with columns `customer_id`, `name`, `orders` (number of non-cancelled orders) and `total` (their amount: quantity × unit_price, rounded to 2 decimals), one row per customer with at least one non-cancelled order.",
-                      "CREATE VIEW customer_totals AS SELECT c.id AS customer_id, c.name, COUNT(DISTINCT o.id) AS orders, ROUND(SUM(oi.quantity * oi.unit_price), 2) AS total FROM customers c JOIN orders o ON o.customer_id = c.id JOIN order_items oi ON oi.order_id = o.id WHERE o.status != 'cancelled' GROUP BY c.id;"))
-        checks.append("test_view_created")
     lo, hi = sorted(rng.sample([150, 300, 500, 800, 1200], 2))
-    if level >= 3:
-        steps.append((f"Add a TEXT column `tier` to `customers`: `gold` if the customer's non-cancelled amount is above {hi}, `silver` if above {lo}, otherwise `bronze` (customers without orders are `bronze`).",
-                      "ALTER TABLE customers ADD COLUMN tier TEXT;\n"
-                      f"UPDATE customers SET tier = CASE WHEN COALESCE((SELECT SUM(oi.quantity * oi.unit_price) FROM orders o JOIN order_items oi ON oi.order_id = o.id WHERE o.customer_id = customers.id AND o.status != 'cancelled'), 0) > {hi} THEN 'gold' "
-                      f"WHEN COALESCE((SELECT SUM(oi.quantity * oi.unit_price) FROM orders o JOIN order_items oi ON oi.order_id = o.id WHERE o.customer_id = customers.id AND o.status != 'cancelled'), 0) > {lo} THEN 'silver' ELSE 'bronze' END;"))
-        checks.append("test_tier_column")
-    if level >= 4:
-        steps.append(("Delete the products that appear in no order item.",
-                      "DELETE FROM products WHERE id NOT IN (SELECT product_id FROM order_items);"))
-        checks.append("test_unused_products_deleted")
+    amount = ("COALESCE((SELECT SUM(oi.quantity * oi.unit_price) FROM orders o JOIN order_items oi ON oi.order_id = o.id "
+              "WHERE o.customer_id = customers.id AND o.status != 'cancelled'), 0)")  # a customer's non-cancelled amount
+    # (the lowest level that asks for it, the step as the instruction says it, its SQL, its check)
+    every_step = [
+        (0, f"Mark every `delivered` order placed before {cutoff} as `archived` (column `status`).",
+         f"UPDATE orders SET status = 'archived' WHERE status = 'delivered' AND order_date < '{cutoff}';", "test_orders_archived"),
+        (1, "Create an index named `idx_orders_customer` on `orders(customer_id)`.",
+         "CREATE INDEX idx_orders_customer ON orders(customer_id);", "test_index_created"),
+        (2, "Create a view `customer_totals` with columns `customer_id`, `name`, `orders` (number of non-cancelled orders) and `total` (their amount: quantity × unit_price, rounded to 2 decimals), one row per customer with at least one non-cancelled order.",
+         "CREATE VIEW customer_totals AS SELECT c.id AS customer_id, c.name, COUNT(DISTINCT o.id) AS orders, ROUND(SUM(oi.quantity * oi.unit_price), 2) AS total FROM customers c JOIN orders o ON o.customer_id = c.id JOIN order_items oi ON oi.order_id = o.id WHERE o.status != 'cancelled' GROUP BY c.id;",
+         "test_view_created"),
+        (3, f"Add a TEXT column `tier` to `customers`: `gold` if the customer's non-cancelled amount is above {hi}, `silver` if above {lo}, otherwise `bronze` (customers without orders are `bronze`).",
+         f"ALTER TABLE customers ADD COLUMN tier TEXT;\nUPDATE customers SET tier = CASE WHEN {amount} > {hi} THEN 'gold' WHEN {amount} > {lo} THEN 'silver' ELSE 'bronze' END;",
+         "test_tier_column"),
+        (4, "Delete the products that appear in no order item.",
+         "DELETE FROM products WHERE id NOT IN (SELECT product_id FROM order_items);", "test_unused_products_deleted"),
+    ]
+    steps = [(text, statement) for min_level, text, statement, _ in every_step if level >= min_level]
+    checks = ["test_initial_database_tables"] + [check for min_level, _, _, check in every_step if level >= min_level]
     counts_before = _counts(con)
     for _, statement in steps:
         con.executescript(statement)
@@ -184,8 +188,8 @@ def build_modify(rng: random.Random, level: int) -> Draft:
     if "tiers" in truth:
         truth["tiers"] = {str(k): v for k, v in truth["tiers"].items()}
     w = Wording(rng)
-    intro = [w.pick(vocab.PERSONAS) + ".", w.pick([f"The SQLite database `/app/{db}` needs some maintenance.",
-                                                   f"A few changes have to be made to our SQLite database at `/app/{db}`."])]
+    intro = w.intro([f"The SQLite database `/app/{db}` needs some maintenance.",
+                     f"A few changes have to be made to our SQLite database at `/app/{db}`."])
     ask = w.pick(["Apply the following changes directly to the database file.", "Make these changes in place (edit the database itself):",
                   "Please carry out these steps on the database."])
     details = [s for s, _ in steps]
@@ -200,6 +204,4 @@ def build_modify(rng: random.Random, level: int) -> Draft:
 
 KINDS = [Kind("report", build_report), Kind("modify", build_modify)]
 
-
-def build(rng: random.Random, level: int, kind: str | None = None) -> Draft:
-    return choose_kind(KINDS, rng, level, kind).build(rng, level)
+build = family_build(KINDS)

@@ -15,7 +15,7 @@ import random
 from collections import Counter
 
 from . import vocab
-from .base import Draft, Kind, Wording, choose_kind, grow
+from .base import Draft, Kind, Wording, family_build, grow
 
 EMAIL_ERE = "[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)+"
 MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
@@ -55,21 +55,21 @@ def build_extract(rng: random.Random, level: int) -> Draft:
     checks = ["test_email_list"]
     w = Wording(rng)
     where = "`/app/docs/inbox.txt`" if n_files == 1 else f"the {n_files} text files in `/app/docs/`"
-    intro = [w.pick(vocab.PERSONAS) + ".", w.pick([f"We need every e-mail address mentioned in {where}.",
-                                                   f"Marketing wants a contact list built from {where}."])]
+    intro = w.intro([f"We need every e-mail address mentioned in {where}.",
+                     f"Marketing wants a contact list built from {where}."])
     ask = w.pick(["Write the distinct addresses to `/app/{o}`, one per line, sorted.",
                   "Extract each unique e-mail address into `/app/{o}` (one address per line, in sorted order).",
                   "Save the unique addresses, sorted and one per line, as `/app/{o}`."], o=out)
     details = [w.pick(["An address is `local@domain` where the local part uses letters, digits and `._%+-`, and the domain is dot-separated labels of letters, digits and hyphens.",
                        "Treat as an e-mail anything matching the usual pattern: letters/digits/`._%+-`, an `@`, then domain labels (letters, digits, hyphens) joined by dots."]),
                w.pick(["Sort in byte order (`LC_ALL=C sort`).", "Use plain byte-order sorting."])]
-    if mixed_case:
-        details.append(w.pick(["Addresses are case-insensitive: write them in lower case and list each only once.",
-                               "Normalise to lower case before de-duplicating."]))
-        details.append(w.pick(["Leave out every address at `{d}`.", "Addresses in the domain `{d}` are internal: exclude them."], d=excluded))
-    if punct:
-        details.append(w.pick(["Addresses may be wrapped in brackets or followed by punctuation; do not include those characters.",
-                               "Watch for surrounding `()`, `<>` and trailing `.,;` — they are not part of an address."]))
+    w.describe_if(details, [
+        (mixed_case, ["Addresses are case-insensitive: write them in lower case and list each only once.",
+                      "Normalise to lower case before de-duplicating."]),
+        (mixed_case, ["Leave out every address at `{d}`.", "Addresses in the domain `{d}` are internal: exclude them."]),
+        (punct, ["Addresses may be wrapped in brackets or followed by punctuation; do not include those characters.",
+                 "Watch for surrounding `()`, `<>` and trailing `.,;` — they are not part of an address."]),
+    ], d=excluded)
     if level >= 3:
         counts = Counter(a.split("@", 1)[1] for a in kept)
         truth["domains_out"] = rng.choice(["domains.csv", "out/domain_counts.csv"])
@@ -140,20 +140,20 @@ def build_redact(rng: random.Random, level: int) -> Draft:
     truth = {"out": out, "expected": expected, "counts": dict(counts)}
     checks = ["test_redacted_emails", "test_redacted_phones", "test_redacted_exact"] + (["test_redacted_cards"] if cards else [])
     w = Wording(rng)
-    intro = [w.pick(vocab.PERSONAS) + ".", w.pick([f"Before we share `/app/{inp}` with a contractor, personal data has to go.",
-                                                   f"`/app/{inp}` contains customer tickets with personal details that must be masked."])]
+    intro = w.intro([f"Before we share `/app/{inp}` with a contractor, personal data has to go.",
+                     f"`/app/{inp}` contains customer tickets with personal details that must be masked."])
     ask = w.pick(["Create `/app/{o}`: the same text with the personal data replaced as described below.",
                   "Write a redacted copy to `/app/{o}`, changing nothing but the items listed.",
                   "Produce `/app/{o}` — identical to the original except for the substitutions below."], o=out)
     details = [w.pick(["Replace each e-mail address with `[EMAIL]`.", "Every e-mail address becomes the literal text `[EMAIL]`."]),
                w.pick(["Replace each phone number written as `NNN-NNN-NNNN`{p} with `[PHONE]`.",
                        "Phone numbers (`NNN-NNN-NNNN`{p}) become `[PHONE]`."], p=" or `(NNN) NNN-NNNN`" if paren_phones else "")]
-    if cards:
-        details.append(w.pick(["Card numbers (`NNNN-NNNN-NNNN-NNNN`) keep only their last group: `****-****-****-NNNN`.",
-                               "Mask card numbers of the form NNNN-NNNN-NNNN-NNNN as `****-****-****-` followed by the last four digits."]))
-    if decoys:
-        details.append(w.pick(["Dates, version numbers and other numbers are not personal data: leave them alone.",
-                               "Do not alter anything else — including dates, versions and reference numbers."]))
+    w.describe_if(details, [
+        (cards, ["Card numbers (`NNNN-NNNN-NNNN-NNNN`) keep only their last group: `****-****-****-NNNN`.",
+                 "Mask card numbers of the form NNNN-NNNN-NNNN-NNNN as `****-****-****-` followed by the last four digits."]),
+        (decoys, ["Dates, version numbers and other numbers are not personal data: leave them alone.",
+                  "Do not alter anything else — including dates, versions and reference numbers."]),
+    ])
     details.append(w.pick(["Keep the original file unchanged.", "The source file must stay as it is."]))
     instruction = w.compose(intro=intro, ask=ask, details=details)
     script = []
@@ -192,17 +192,17 @@ def build_dates(rng: random.Random, level: int) -> Draft:
     out = inp.rsplit(".", 1)[0] + "_iso.txt"
     truth = {"out": out, "expected_lines": dst}
     w = Wording(rng)
-    intro = [w.pick(vocab.PERSONAS) + ".", w.pick([f"`/app/{inp}` lists deadlines with dates written the European way (DD/MM/YYYY).",
-                                                   f"Dates in `/app/{inp}` use the DD/MM/YYYY style, which our importer cannot read."])]
+    intro = w.intro([f"`/app/{inp}` lists deadlines with dates written the European way (DD/MM/YYYY).",
+                     f"Dates in `/app/{inp}` use the DD/MM/YYYY style, which our importer cannot read."])
     ask = w.pick(["Write `/app/{o}` with every date rewritten as ISO 8601 (`YYYY-MM-DD`).",
                   "Convert all the dates to `YYYY-MM-DD` and save the result as `/app/{o}`.",
                   "Create `/app/{o}`: the same lines, but with ISO dates (YYYY-MM-DD)."], o=out)
     details = [w.pick(["Keep the line order and everything other than the dates unchanged.", "Nothing but the dates may change; lines stay in order."])]
-    if named:
-        details.append(w.pick(["Some dates are written like `Mar 05, 2024` (English month abbreviation, two-digit day, comma, year); convert those as well.",
-                               "A second style also occurs — `Mon DD, YYYY`, e.g. `Jan 09, 2021` — and must be converted too."]))
-    if decoys:
-        details.append(w.pick(["Fractions such as `3/4` or `12/5` are not dates.", "Be careful not to touch slash-separated numbers that are not full dates (like `2/3`)."]))
+    w.describe_if(details, [
+        (named, ["Some dates are written like `Mar 05, 2024` (English month abbreviation, two-digit day, comma, year); convert those as well.",
+                 "A second style also occurs — `Mon DD, YYYY`, e.g. `Jan 09, 2021` — and must be converted too."]),
+        (decoys, ["Fractions such as `3/4` or `12/5` are not dates.", "Be careful not to touch slash-separated numbers that are not full dates (like `2/3`)."]),
+    ])
     details.append("Leave the original file as it is.")
     instruction = w.compose(intro=intro, ask=ask, details=details)
     script = ["s#\\b([0-9]{2})/([0-9]{2})/([0-9]{4})\\b#\\3-\\2-\\1#g"]
@@ -217,6 +217,4 @@ def build_dates(rng: random.Random, level: int) -> Draft:
 
 KINDS = [Kind("extract", build_extract), Kind("redact", build_redact), Kind("dates", build_dates)]
 
-
-def build(rng: random.Random, level: int, kind: str | None = None) -> Draft:
-    return choose_kind(KINDS, rng, level, kind).build(rng, level)
+build = family_build(KINDS)

@@ -13,9 +13,8 @@ from __future__ import annotations
 import datetime
 import re
 
-from webapp import App, Request, Response, esc, field, not_found, pager, redirect
+from webapp import PER_PAGE, App, Request, Response, esc, field, found, get, not_found, pager, post, redirect
 
-PER_PAGE = 10
 OPEN, CLOSE, STEP = 8 * 60, 19 * 60, 30
 EQUIPMENT = ["projector", "whiteboard", "video"]
 TIME = re.compile(r"^(\d{1,2}):(\d{2})$")
@@ -128,23 +127,7 @@ def validate(db, room, values: dict[str, str], exclude: int | None = None) -> li
 class Booking(App):
     title = "RoomDesk"
     nav = [("Day view", "/days"), ("Rooms", "/rooms"), ("My bookings", "/bookings")]
-
-    def routes(self):
-        return [
-            ("GET", r"/", lambda r: redirect("/days")),
-            ("GET", r"/days", self.first_day),
-            ("GET", r"/days/(\d{4}-\d{2}-\d{2})", self.day),
-            ("GET", r"/rooms", self.rooms),
-            ("GET", r"/rooms/(\d+)", self.room),
-            ("GET", r"/rooms/(\d+)/book", self.book_form),
-            ("POST", r"/rooms/(\d+)/book", self.book),
-            ("GET", r"/bookings", self.bookings),
-            ("GET", r"/bookings/(\d+)", self.show),
-            ("GET", r"/bookings/(\d+)/edit", self.edit_form),
-            ("POST", r"/bookings/(\d+)/edit", self.update),
-            ("GET", r"/bookings/(\d+)/cancel", self.cancel_form),
-            ("POST", r"/bookings/(\d+)/cancel", self.cancel),
-        ]
+    home = "/days"
 
     # -- helpers -----------------------------------------------------------------------------------
 
@@ -155,8 +138,8 @@ class Booking(App):
         return r.db.execute("SELECT * FROM rooms WHERE id = ?", [room_id]).fetchone()
 
     def _booking(self, r: Request):
-        return r.db.execute("SELECT b.*, r.name AS room, r.building, r.floor FROM bookings b "
-                            "JOIN rooms r ON r.id = b.room_id WHERE b.id = ?", [int(r.match.group(1))]).fetchone()
+        return found(r.db.execute("SELECT b.*, r.name AS room, r.building, r.floor FROM bookings b JOIN rooms r "
+                                  "ON r.id = b.room_id WHERE b.id = ?", [int(r.match.group(1))]).fetchone(), "booking")
 
     def _form(self, r: Request, action: str, values: dict, button: str, *, room_choice: bool) -> str:
         days = [(d, day_label(d)) for d in self._days(r)]
@@ -177,10 +160,12 @@ class Booking(App):
 
     # -- day view ----------------------------------------------------------------------------------
 
+    @get(r"/days")
     def first_day(self, r: Request) -> Response:
         days = self._days(r)
         return redirect(f"/days/{days[0]}") if days else self.ok("Day view", "<p>No bookable days.</p>")
 
+    @get(r"/days/(\d{4}-\d{2}-\d{2})")
     def day(self, r: Request) -> Response:
         date, days = r.match.group(1), self._days(r)
         if date not in days:
@@ -221,6 +206,7 @@ class Booking(App):
 
     # -- rooms -------------------------------------------------------------------------------------
 
+    @get(r"/rooms")
     def rooms(self, r: Request) -> Response:
         capacity, equipment, building = r.int_arg("capacity", 0), r.arg("equipment"), r.arg("building")
         where, params = ["capacity >= ?"], [capacity]
@@ -232,10 +218,9 @@ class Booking(App):
             params.append(building)
         clause = " AND ".join(where)
         total = r.db.execute(f"SELECT COUNT(*) FROM rooms WHERE {clause}", params).fetchone()[0]
-        pages = max(1, -(-total // PER_PAGE))
-        page_no = min(max(1, r.int_arg("page", 1)), pages)
+        page_no, pages, offset = r.page_of(total)
         found = r.db.execute(f"SELECT * FROM rooms WHERE {clause} ORDER BY building, floor, name LIMIT ? OFFSET ?",
-                             [*params, PER_PAGE, (page_no - 1) * PER_PAGE]).fetchall()
+                             [*params, PER_PAGE, offset]).fetchall()
         buildings = [row[0] for row in r.db.execute("SELECT DISTINCT building FROM rooms ORDER BY building")]
         filters = ('<form class="card" method="get" action="/rooms" role="search">'
                    + field("capacity", "Seats at least", capacity or "", kind="number")
@@ -254,10 +239,9 @@ class Booking(App):
                                   "building": building}.items() if v}
         return self.ok("Rooms", filters + table + pager("/rooms", page_no, pages, kept))
 
+    @get(r"/rooms/(\d+)")
     def room(self, r: Request) -> Response:
-        room = self._room(r, int(r.match.group(1)))
-        if room is None:
-            return not_found("room")
+        room = found(self._room(r, int(r.match.group(1))), "room")
         info = (f"<table><tr><th>Building</th><td>{esc(room['building'])}</td></tr><tr><th>Floor</th>"
                 f"<td>{room['floor']}</td></tr><tr><th>Seats</th><td>{room['capacity']}</td></tr>"
                 f"<tr><th>Equipment</th><td>{esc(room['equipment']) or 'none'}</td></tr></table>")
@@ -273,18 +257,16 @@ class Booking(App):
 
     # -- booking -----------------------------------------------------------------------------------
 
+    @get(r"/rooms/(\d+)/book")
     def book_form(self, r: Request) -> Response:
-        room = self._room(r, int(r.match.group(1)))
-        if room is None:
-            return not_found("room")
+        room = found(self._room(r, int(r.match.group(1))), "room")
         values = {"date": r.arg("date")}
         return self.ok(f"Book {room['name']}", f"<p>{esc(room_label(room))}; {esc(room['equipment']) or 'no equipment'}.</p>"
                        + self._form(r, f"/rooms/{room['id']}/book", values, "Book room", room_choice=False))
 
+    @post(r"/rooms/(\d+)/book")
     def book(self, r: Request) -> Response:
-        room = self._room(r, int(r.match.group(1)))
-        if room is None:
-            return not_found("room")
+        room = found(self._room(r, int(r.match.group(1))), "room")
         values = {k: r.arg(k) for k in FIELDS}
         errors = validate(r.db, room, values)
         if errors:
@@ -294,15 +276,15 @@ class Booking(App):
                            [room["id"], *(values[k] for k in FIELDS[:-1]), int(values["attendees"])])
         return redirect(f"/bookings/{cur.lastrowid}?done=booked")
 
+    @get(r"/bookings")
     def bookings(self, r: Request) -> Response:
         q = r.arg("organiser")
         where, params = ("WHERE b.organiser LIKE ?", [f"%{q}%"]) if q else ("", [])
         total = r.db.execute(f"SELECT COUNT(*) FROM bookings b {where}", params).fetchone()[0]
-        pages = max(1, -(-total // PER_PAGE))
-        page_no = min(max(1, r.int_arg("page", 1)), pages)
+        page_no, pages, offset = r.page_of(total)
         found = r.db.execute(f"SELECT b.*, r.name AS room FROM bookings b JOIN rooms r ON r.id = b.room_id {where} "
                              "ORDER BY b.date, b.start_time, r.name LIMIT ? OFFSET ?",
-                             [*params, PER_PAGE, (page_no - 1) * PER_PAGE]).fetchall()
+                             [*params, PER_PAGE, offset]).fetchall()
         search = (f'<form class="card" method="get" action="/bookings" role="search">'
                   f'{field("organiser", "Organiser", q)}<button type="submit">Search</button></form>')
         body = "".join(f'<tr><td>{esc(day_label(b["date"]))}</td><td>{b["start_time"]}-{b["end_time"]}</td>'
@@ -313,10 +295,9 @@ class Booking(App):
                  f"<th>Attendees</th></tr></thead><tbody>{body}</tbody></table>" if found else "<p>No bookings found.</p>")
         return self.ok("Bookings", search + table + pager("/bookings", page_no, pages, {"organiser": q} if q else None))
 
+    @get(r"/bookings/(\d+)")
     def show(self, r: Request) -> Response:
         b = self._booking(r)
-        if b is None:
-            return not_found("booking")
         rows = [("Room", f'<a href="/rooms/{b["room_id"]}">{esc(b["room"])}</a> (building {esc(b["building"])}, '
                          f'floor {b["floor"]})'),
                 ("Date", esc(day_label(b["date"]))), ("Time", f'{b["start_time"]}-{b["end_time"]}'),
@@ -327,17 +308,15 @@ class Booking(App):
         flash = {"booked": "Room booked.", "saved": "Changes saved."}.get(r.query.get("done", ""), "")
         return self.ok(b["title"], table + links, flash=flash)
 
+    @get(r"/bookings/(\d+)/edit")
     def edit_form(self, r: Request) -> Response:
         b = self._booking(r)
-        if b is None:
-            return not_found("booking")
         return self.ok(f"Edit {b['title']}", self._form(r, f"/bookings/{b['id']}/edit", dict(b), "Save changes",
                                                         room_choice=True))
 
+    @post(r"/bookings/(\d+)/edit")
     def update(self, r: Request) -> Response:
         b = self._booking(r)
-        if b is None:
-            return not_found("booking")
         values = {k: r.arg(k) if k in r.form else str(b[k]) for k in ["room_id", *FIELDS]}
         room = self._room(r, values["room_id"])
         errors = validate(r.db, room, values, exclude=b["id"])
@@ -348,19 +327,16 @@ class Booking(App):
                      [room["id"], *(values[k] for k in FIELDS[:-1]), int(values["attendees"]), b["id"]])
         return redirect(f"/bookings/{b['id']}?done=saved")
 
+    @get(r"/bookings/(\d+)/cancel")
     def cancel_form(self, r: Request) -> Response:
         b = self._booking(r)
-        if b is None:
-            return not_found("booking")
-        return self.ok(f"Cancel {b['title']}?", f'<form class="card" method="post" action="/bookings/{b["id"]}/cancel">'
-                       f'<p>This cancels "{esc(b["title"])}" in {esc(b["room"])} on {esc(day_label(b["date"]))}, '
-                       f'{b["start_time"]}-{b["end_time"]} (organiser {esc(b["organiser"])}).</p>'
-                       '<button type="submit">Cancel booking</button></form>')
+        return self.confirm(f"Cancel {b['title']}?", f"/bookings/{b['id']}/cancel",
+                            f'This cancels "{esc(b["title"])}" in {esc(b["room"])} on {esc(day_label(b["date"]))}, '
+                            f'{b["start_time"]}-{b["end_time"]} (organiser {esc(b["organiser"])}).', "Cancel booking")
 
+    @post(r"/bookings/(\d+)/cancel")
     def cancel(self, r: Request) -> Response:
         b = self._booking(r)
-        if b is None:
-            return not_found("booking")
         r.db.execute("DELETE FROM bookings WHERE id = ?", [b["id"]])
         return redirect(f"/days/{b['date']}?done=cancelled")
 

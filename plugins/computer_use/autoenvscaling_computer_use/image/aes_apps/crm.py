@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import re
 
-from webapp import App, Request, Response, esc, field, not_found, pager, redirect
+from webapp import PER_PAGE, App, Request, Response, esc, field, found, get, pager, post, redirect
 
-PER_PAGE = 10
 STATUSES = ["lead", "active", "customer", "inactive"]
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[a-z]{2,}$", re.I)
 PHONE = re.compile(r"^\+?[0-9][0-9 ()-]{6,18}[0-9]$")
@@ -45,20 +44,9 @@ def validate(form: dict[str, str]) -> list[str]:
 class Crm(App):
     title = "Acme CRM"
     nav = [("Contacts", "/contacts"), ("New contact", "/contacts/new")]
+    home = "/contacts"
 
-    def routes(self):
-        return [
-            ("GET", r"/", lambda r: redirect("/contacts")),
-            ("GET", r"/contacts", self.list),
-            ("GET", r"/contacts/new", self.new_form),
-            ("POST", r"/contacts/new", self.create),
-            ("GET", r"/contacts/(\d+)", self.show),
-            ("GET", r"/contacts/(\d+)/edit", self.edit_form),
-            ("POST", r"/contacts/(\d+)/edit", self.update),
-            ("GET", r"/contacts/(\d+)/delete", self.delete_form),
-            ("POST", r"/contacts/(\d+)/delete", self.delete),
-        ]
-
+    @get(r"/contacts")
     def list(self, r: Request) -> Response:
         q = r.arg("q")
         where, params = "", []
@@ -66,10 +54,9 @@ class Crm(App):
             where = "WHERE name LIKE ? OR company LIKE ? OR email LIKE ? OR city LIKE ?"
             params = [f"%{q}%"] * 4
         total = r.db.execute(f"SELECT COUNT(*) FROM contacts {where}", params).fetchone()[0]
-        pages = max(1, -(-total // PER_PAGE))
-        page_no = min(max(1, r.int_arg("page", 1)), pages)
+        page_no, pages, offset = r.page_of(total)
         rows = r.db.execute(f"SELECT * FROM contacts {where} ORDER BY name, id LIMIT ? OFFSET ?",
-                            [*params, PER_PAGE, (page_no - 1) * PER_PAGE]).fetchall()
+                            [*params, PER_PAGE, offset]).fetchall()
         search = (f'<form class="card" method="get" action="/contacts" role="search">'
                   f'{field("q", "Search contacts", q)}<button type="submit">Search</button></form>')
         body = "".join(f'<tr><td><a href="/contacts/{c["id"]}">{esc(c["name"])}</a></td><td>{esc(c["company"])}</td>'
@@ -81,12 +68,11 @@ class Crm(App):
         return self.ok("Contacts", search + table + pager("/contacts", page_no, pages, {"q": q} if q else None), flash=flash)
 
     def _contact(self, r: Request):
-        return r.db.execute("SELECT * FROM contacts WHERE id = ?", [int(r.match.group(1))]).fetchone()
+        return found(r.db.execute("SELECT * FROM contacts WHERE id = ?", [int(r.match.group(1))]).fetchone(), "contact")
 
+    @get(r"/contacts/(\d+)")
     def show(self, r: Request) -> Response:
         c = self._contact(r)
-        if c is None:
-            return not_found("contact")
         rows = "".join(f"<tr><th>{k.title()}</th><td>{esc(c[k])}</td></tr>" for k in FIELDS[1:])
         links = (f'<p><a href="/contacts/{c["id"]}/edit">Edit contact</a> · '
                  f'<a href="/contacts/{c["id"]}/delete">Delete contact</a> · <a href="/contacts">Back to contacts</a></p>')
@@ -104,9 +90,11 @@ class Crm(App):
                 + field("notes", "Notes", values.get("notes", ""), kind="textarea")
                 + f'<button type="submit">{esc(button)}</button></form>')
 
+    @get(r"/contacts/new")
     def new_form(self, r: Request) -> Response:
         return self.ok("New contact", self._form("/contacts/new", {}, "Create contact"))
 
+    @post(r"/contacts/new")
     def create(self, r: Request) -> Response:
         values = {k: r.arg(k) for k in FIELDS}
         values["status"] = values["status"] or "lead"
@@ -117,16 +105,14 @@ class Crm(App):
                      [values[k] for k in FIELDS])
         return redirect("/contacts?done=created")
 
+    @get(r"/contacts/(\d+)/edit")
     def edit_form(self, r: Request) -> Response:
         c = self._contact(r)
-        if c is None:
-            return not_found("contact")
         return self.ok(f"Edit {c['name']}", self._form(f"/contacts/{c['id']}/edit", dict(c), "Save changes"))
 
+    @post(r"/contacts/(\d+)/edit")
     def update(self, r: Request) -> Response:
         c = self._contact(r)
-        if c is None:
-            return not_found("contact")
         values = {k: r.arg(k) if k in r.form else c[k] for k in FIELDS}
         errors = validate(values)
         if errors:
@@ -136,18 +122,15 @@ class Crm(App):
                      [*(values[k] for k in FIELDS), c["id"]])
         return redirect(f"/contacts/{c['id']}?saved=1")
 
+    @get(r"/contacts/(\d+)/delete")
     def delete_form(self, r: Request) -> Response:
         c = self._contact(r)
-        if c is None:
-            return not_found("contact")
-        return self.ok(f"Delete {c['name']}?", f'<form class="card" method="post" action="/contacts/{c["id"]}/delete">'
-                       f'<p>This removes {esc(c["name"])} ({esc(c["company"])}) for good.</p>'
-                       f'<button type="submit">Delete contact</button></form>')
+        return self.confirm(f"Delete {c['name']}?", f"/contacts/{c['id']}/delete",
+                            f'This removes {esc(c["name"])} ({esc(c["company"])}) for good.', "Delete contact")
 
+    @post(r"/contacts/(\d+)/delete")
     def delete(self, r: Request) -> Response:
         c = self._contact(r)
-        if c is None:
-            return not_found("contact")
         r.db.execute("DELETE FROM contacts WHERE id = ?", [c["id"]])
         return redirect("/contacts?done=deleted")
 

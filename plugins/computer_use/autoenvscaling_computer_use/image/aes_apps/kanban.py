@@ -18,9 +18,8 @@ import datetime
 import re
 import urllib.parse
 
-from webapp import App, Request, Response, esc, field, not_found, pager, redirect
+from webapp import PER_PAGE, App, Request, Response, esc, field, found, get, pager, post, redirect
 
-PER_PAGE = 10
 COL_LIMIT = 8
 PRIORITIES = ["low", "medium", "high", "urgent"]
 DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -91,23 +90,7 @@ def label_chip(name: str, color: str) -> str:
 class Kanban(App):
     title = "TeamBoard"
     nav = [("Boards", "/boards")]
-
-    def routes(self):
-        return [
-            ("GET", r"/", lambda r: redirect("/boards")),
-            ("GET", r"/boards", self.boards),
-            ("GET", r"/boards/(\d+)", self.board),
-            ("GET", r"/boards/(\d+)/archived", self.archived),
-            ("GET", r"/columns/(\d+)", self.column),
-            ("GET", r"/columns/(\d+)/new", self.new_form),
-            ("POST", r"/columns/(\d+)/new", self.create),
-            ("GET", r"/cards/(\d+)", self.card),
-            ("POST", r"/cards/(\d+)", self.update),
-            ("POST", r"/cards/(\d+)/archive", lambda r: self.set_archived(r, 1)),
-            ("POST", r"/cards/(\d+)/restore", lambda r: self.set_archived(r, 0)),
-            ("POST", r"/cards/(\d+)/labels", self.add_label),
-            ("POST", r"/cards/(\d+)/labels/(\d+)/remove", self.remove_label),
-        ]
+    home = "/boards"
 
     # -- lookups -----------------------------------------------------------------------------------
 
@@ -124,9 +107,9 @@ class Kanban(App):
         return r.db.execute("SELECT * FROM labels ORDER BY name, id").fetchall()
 
     def _card(self, r: Request):
-        return r.db.execute("SELECT c.*, col.board_id, col.name AS column_name FROM cards c "
-                            "JOIN columns col ON col.id = c.column_id WHERE c.id = ?",
-                            [int(r.match.group(1))]).fetchone()
+        return found(r.db.execute("SELECT c.*, col.board_id, col.name AS column_name FROM cards c "
+                                  "JOIN columns col ON col.id = c.column_id WHERE c.id = ?",
+                                  [int(r.match.group(1))]).fetchone(), "card")
 
     def _card_labels(self, r: Request, card_ids: list[int]) -> dict[int, list]:
         out: dict[int, list] = {i: [] for i in card_ids}
@@ -192,24 +175,23 @@ class Kanban(App):
 
     # -- pages -------------------------------------------------------------------------------------
 
+    @get(r"/boards")
     def boards(self, r: Request) -> Response:
         total = r.db.execute("SELECT COUNT(*) FROM boards").fetchone()[0]
-        pages = max(1, -(-total // PER_PAGE))
-        page_no = min(max(1, r.int_arg("page", 1)), pages)
+        page_no, pages, offset = r.page_of(total)
         rows = r.db.execute(
             "SELECT b.*, (SELECT COUNT(*) FROM cards c JOIN columns col ON col.id = c.column_id "
             "WHERE col.board_id = b.id AND c.archived = 0) AS open_cards FROM boards b ORDER BY b.name, b.id "
-            "LIMIT ? OFFSET ?", [PER_PAGE, (page_no - 1) * PER_PAGE]).fetchall()
+            "LIMIT ? OFFSET ?", [PER_PAGE, offset]).fetchall()
         body = "".join(f'<tr><td><a href="/boards/{b["id"]}">{esc(b["name"])}</a></td><td>{esc(b["description"])}</td>'
                        f'<td>{b["open_cards"]}</td></tr>' for b in rows)
         table = (f"<table><thead><tr><th>Board</th><th>Description</th><th>Open cards</th></tr></thead>"
                  f"<tbody>{body}</tbody></table>" if rows else "<p>No boards yet.</p>")
         return self.ok("Boards", table + pager("/boards", page_no, pages))
 
+    @get(r"/boards/(\d+)")
     def board(self, r: Request) -> Response:
-        b = self._board(r, int(r.match.group(1)))
-        if b is None:
-            return not_found("board")
+        b = found(self._board(r, int(r.match.group(1))), "board")
         filters = self._filters(r)
         cols = []
         for col in self._columns(r, b["id"]):
@@ -247,16 +229,14 @@ class Kanban(App):
             for c in rows)
         return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
+    @get(r"/columns/(\d+)")
     def column(self, r: Request) -> Response:
-        col = r.db.execute("SELECT * FROM columns WHERE id = ?", [int(r.match.group(1))]).fetchone()
-        if col is None:
-            return not_found("column")
+        col = self._column(r)
         b = self._board(r, col["board_id"])
         filters = self._filters(r)
         total, _ = self._open_cards(r, col["id"], filters, 0)
-        pages = max(1, -(-total // PER_PAGE))
-        page_no = min(max(1, r.int_arg("page", 1)), pages)
-        _, rows = self._open_cards(r, col["id"], filters, PER_PAGE, (page_no - 1) * PER_PAGE)
+        page_no, pages, offset = r.page_of(total)
+        _, rows = self._open_cards(r, col["id"], filters, PER_PAGE, offset)
         listing = (f"<p>{total} card{'s' if total != 1 else ''} in {esc(col['name'])}"
                    f"{' matching the filters' if filters else ''}.</p>" + self._card_table(r, rows)) \
             if rows else "<p>No cards found.</p>"
@@ -265,18 +245,16 @@ class Kanban(App):
         return self.ok(f"{col['name']} ({b['name']})", links + self._filter_form(r, f"/columns/{col['id']}", filters)
                        + listing + pager(f"/columns/{col['id']}", page_no, pages, filters))
 
+    @get(r"/boards/(\d+)/archived")
     def archived(self, r: Request) -> Response:
-        b = self._board(r, int(r.match.group(1)))
-        if b is None:
-            return not_found("board")
+        b = found(self._board(r, int(r.match.group(1))), "board")
         base = ("FROM cards c JOIN columns col ON col.id = c.column_id LEFT JOIN members m ON m.id = c.assignee_id "
                 "WHERE col.board_id = ? AND c.archived = 1")
         total = r.db.execute(f"SELECT COUNT(*) {base}", [b["id"]]).fetchone()[0]
-        pages = max(1, -(-total // PER_PAGE))
-        page_no = min(max(1, r.int_arg("page", 1)), pages)
+        page_no, pages, offset = r.page_of(total)
         rows = r.db.execute(f"SELECT c.*, col.name AS column_name, m.name AS assignee {base} "
                             f"ORDER BY col.position, c.position, c.id LIMIT ? OFFSET ?",
-                            [b["id"], PER_PAGE, (page_no - 1) * PER_PAGE]).fetchall()
+                            [b["id"], PER_PAGE, offset]).fetchall()
         listing = (f"<p>{total} archived card{'s' if total != 1 else ''}. Open a card to restore it.</p>"
                    + self._card_table(r, rows, with_column=True)) if rows else "<p>No archived cards.</p>"
         back = f'<p><a href="/boards/{b["id"]}">Back to the {esc(b["name"])} board</a></p>'
@@ -332,10 +310,9 @@ class Kanban(App):
         return self.ok(card["title"], back + banner + table + archive + label_box + form,
                        status=status, errors=errors, flash=flash)
 
+    @get(r"/cards/(\d+)")
     def card(self, r: Request) -> Response:
         card = self._card(r)
-        if card is None:
-            return not_found("card")
         return self._card_page(r, card, flash=FLASH.get(r.query.get("done", ""), ""))
 
     def _validate(self, r: Request, values: dict, board_id: int) -> list[str]:
@@ -365,10 +342,9 @@ class Kanban(App):
         out["description"] = out.get("description", "").replace("\r\n", "\n")
         return out
 
+    @post(r"/cards/(\d+)")
     def update(self, r: Request) -> Response:
         card = self._card(r)
-        if card is None:
-            return not_found("card")
         current = self._current(card)
         values = self._values(r, list(current), current)
         errors = self._validate(r, values, card["board_id"])
@@ -389,17 +365,16 @@ class Kanban(App):
             r.db.execute(f"UPDATE cards SET {', '.join(k + ' = ?' for k in diff)} WHERE id = ?", [*diff.values(), card["id"]])
         return redirect(f"/cards/{card['id']}?done={'moved' if moved else 'saved'}")
 
-    def set_archived(self, r: Request, archived: int) -> Response:
+    @post(r"/cards/(\d+)/(archive|restore)")
+    def set_archived(self, r: Request) -> Response:
         card = self._card(r)
-        if card is None:
-            return not_found("card")
+        archived = int(r.match.group(2) == "archive")
         r.db.execute("UPDATE cards SET archived = ? WHERE id = ?", [archived, card["id"]])
         return redirect(f"/cards/{card['id']}?done={'archived' if archived else 'restored'}")
 
+    @post(r"/cards/(\d+)/labels")
     def add_label(self, r: Request) -> Response:
         card = self._card(r)
-        if card is None:
-            return not_found("card")
         label = r.db.execute("SELECT * FROM labels WHERE id = ?", [r.int_arg("label_id", -1)]).fetchone()
         if label is None:
             return self._card_page(r, card, status=422, errors=["Choose a label to add."])
@@ -408,10 +383,9 @@ class Kanban(App):
         r.db.execute("INSERT INTO card_labels (card_id, label_id) VALUES (?, ?)", [card["id"], label["id"]])
         return redirect(f"/cards/{card['id']}?done=label-added")
 
+    @post(r"/cards/(\d+)/labels/(\d+)/remove")
     def remove_label(self, r: Request) -> Response:
         card = self._card(r)
-        if card is None:
-            return not_found("card")
         r.db.execute("DELETE FROM card_labels WHERE card_id = ? AND label_id = ?", [card["id"], int(r.match.group(2))])
         return redirect(f"/cards/{card['id']}?done=label-removed")
 
@@ -434,18 +408,16 @@ class Kanban(App):
         return self.ok(f"New card in {col['name']} ({b['name']})", back + form, status=status, errors=errors)
 
     def _column(self, r: Request):
-        return r.db.execute("SELECT * FROM columns WHERE id = ?", [int(r.match.group(1))]).fetchone()
+        return found(r.db.execute("SELECT * FROM columns WHERE id = ?", [int(r.match.group(1))]).fetchone(), "column")
 
+    @get(r"/columns/(\d+)/new")
     def new_form(self, r: Request) -> Response:
         col = self._column(r)
-        if col is None:
-            return not_found("column")
         return self._new_page(r, col, {})
 
+    @post(r"/columns/(\d+)/new")
     def create(self, r: Request) -> Response:
         col = self._column(r)
-        if col is None:
-            return not_found("column")
         values = self._values(r, ["title", "description", "assignee_id", "priority", "due", "label_id"], {"priority": "medium"})
         values["priority"] = values["priority"] or "medium"
         errors = self._validate(r, values, col["board_id"])

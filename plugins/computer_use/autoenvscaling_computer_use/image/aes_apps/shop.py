@@ -7,7 +7,8 @@ the order history has a return-request form on each delivered order; and a JSON 
 
 Money is kept in cents (integers) and shown as "$12.34". Tables: ``products``, ``coupons``,
 ``cart_items``, ``checkout`` (the one shopper's coupon and shipping details), ``orders``,
-``order_items``, ``wishlist``, ``returns``, ``settings`` (``today``: the date new orders carry).
+``order_items``, ``wishlist``, ``returns``, ``settings`` (``today``: the date new orders carry); the
+schema and the money arithmetic are in _shop_model.py.
 
 The review page issues a one-time token (an HMAC, under a key drawn when the app starts, of the
 cart's lines, the coupon, the shipping details and the next order number): "Place order" creates the
@@ -21,118 +22,16 @@ import hashlib
 import hmac
 import json
 import os
-import re
 import urllib.parse
 
-from webapp import App, Request, Response, esc, field, not_found, pager, redirect
+from webapp import PER_PAGE, App, Request, Response, esc, field, found, get, hidden, pager, post, redirect
 
-PER_PAGE = 10
-POSTCODE = re.compile(r"^\d{4}-\d{3}$|^\d{5}$")
-SORTS = [("name", "Name"), ("price_asc", "Price: low to high"), ("price_desc", "Price: high to low"),
-         ("rating_desc", "Rating: high to low")]
-ORDER_BY = {"name": "name, id", "price_asc": "price, id", "price_desc": "price DESC, id",
-            "rating_desc": "rating DESC, id"}
-REASONS = [("damaged", "Arrived damaged"), ("wrong_item", "Wrong item sent"), ("not_as_described", "Not as described"),
-           ("no_longer_needed", "No longer needed"), ("too_late", "Arrived too late")]
-SHIPPING = ["customer_name", "address", "city", "postcode"]
-
-SCHEMA = """
-CREATE TABLE products (
-  id INTEGER PRIMARY KEY,
-  sku TEXT NOT NULL UNIQUE,
-  name TEXT NOT NULL,
-  category TEXT NOT NULL,
-  price INTEGER NOT NULL,
-  stock INTEGER NOT NULL DEFAULT 0,
-  rating REAL NOT NULL DEFAULT 0,
-  description TEXT NOT NULL DEFAULT ''
-);
-CREATE TABLE coupons (
-  id INTEGER PRIMARY KEY,
-  code TEXT NOT NULL UNIQUE,
-  percent_off INTEGER NOT NULL,
-  min_subtotal INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE cart_items (
-  id INTEGER PRIMARY KEY,
-  product_id INTEGER NOT NULL REFERENCES products(id),
-  qty INTEGER NOT NULL
-);
-CREATE TABLE checkout (
-  id INTEGER PRIMARY KEY,
-  coupon TEXT NOT NULL DEFAULT '',
-  customer_name TEXT NOT NULL DEFAULT '',
-  address TEXT NOT NULL DEFAULT '',
-  city TEXT NOT NULL DEFAULT '',
-  postcode TEXT NOT NULL DEFAULT ''
-);
-CREATE TABLE orders (
-  id INTEGER PRIMARY KEY,
-  placed_on TEXT NOT NULL DEFAULT '',
-  customer_name TEXT NOT NULL,
-  address TEXT NOT NULL,
-  city TEXT NOT NULL,
-  postcode TEXT NOT NULL,
-  coupon TEXT NOT NULL DEFAULT '',
-  subtotal INTEGER NOT NULL,
-  discount INTEGER NOT NULL DEFAULT 0,
-  total INTEGER NOT NULL,
-  status TEXT NOT NULL DEFAULT 'placed',
-  reviewed INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE order_items (
-  id INTEGER PRIMARY KEY,
-  order_id INTEGER NOT NULL REFERENCES orders(id),
-  product_id INTEGER NOT NULL REFERENCES products(id),
-  qty INTEGER NOT NULL,
-  price INTEGER NOT NULL
-);
-CREATE TABLE wishlist (
-  id INTEGER PRIMARY KEY,
-  product_id INTEGER NOT NULL UNIQUE REFERENCES products(id)
-);
-CREATE TABLE returns (
-  id INTEGER PRIMARY KEY,
-  order_id INTEGER NOT NULL REFERENCES orders(id),
-  order_item_id INTEGER NOT NULL UNIQUE REFERENCES order_items(id),
-  reason TEXT NOT NULL,
-  status TEXT NOT NULL DEFAULT 'requested'
-);
-CREATE TABLE settings (
-  id INTEGER PRIMARY KEY,
-  name TEXT NOT NULL UNIQUE,
-  value TEXT NOT NULL DEFAULT ''
-);
-"""
-
-
-def money(cents: int) -> str:
-    return f"${cents / 100:,.2f}"
-
-
-def discount_of(subtotal: int, percent: int) -> int:
-    """The discount in cents, rounded half up (integer arithmetic, the same everywhere)."""
-    return (subtotal * percent + 50) // 100
-
-
-def parse_money(text: str) -> int | None:
-    try:
-        value = float(text.replace("$", "").replace(",", "").strip())
-    except ValueError:
-        return None
-    return int(round(value * 100)) if value >= 0 else None
-
-
-def stock_text(stock: int) -> str:
-    return f"{stock} in stock" if stock > 0 else "Out of stock"
+from ._shop_model import SCHEMA  # noqa: F401 - every app module names its schema (render.py seeds from it)
+from ._shop_model import ORDER_BY, POSTCODE, REASONS, SHIPPING, SORTS, discount_of, money, parse_money, stock_text
 
 
 def returned(reason: str | None) -> str:
     return f"Return requested ({esc(dict(REASONS).get(reason, reason))})" if reason else ""
-
-
-def hidden(name: str, value: object) -> str:
-    return f'<input type="hidden" name="{esc(name)}" value="{esc(value)}">'
 
 
 class Shop(App):
@@ -143,38 +42,16 @@ class Shop(App):
     def __init__(self) -> None:
         self.secret = os.urandom(16)  # signs review tokens; never stored, so the data stays deterministic
 
-    def routes(self):
-        return [
-            ("GET", r"/", self.categories),
-            ("GET", r"/products", self.catalogue),
-            ("GET", r"/products/(\d+)", self.product),
-            ("GET", r"/cart", self.cart),
-            ("POST", r"/cart/add", self.cart_add),
-            ("POST", r"/cart/(\d+)/update", self.cart_update),
-            ("POST", r"/cart/(\d+)/remove", self.cart_remove),
-            ("POST", r"/cart/coupon", self.coupon_apply),
-            ("POST", r"/cart/coupon/remove", self.coupon_remove),
-            ("GET", r"/checkout", self.shipping_form),
-            ("POST", r"/checkout", self.shipping_save),
-            ("GET", r"/checkout/review", self.review),
-            ("POST", r"/checkout/place", self.place),
-            ("GET", r"/wishlist", self.wishlist),
-            ("POST", r"/wishlist/add", self.wishlist_add),
-            ("POST", r"/wishlist/(\d+)/remove", self.wishlist_remove),
-            ("GET", r"/orders", self.orders),
-            ("GET", r"/orders/(\d+)", self.order),
-            ("POST", r"/orders/(\d+)/return", self.request_return),
-            ("POST", r"/api/orders", self.api_order),
-        ]
-
     # -- catalogue ---------------------------------------------------------------------------------
 
+    @get(r"/")
     def categories(self, r: Request) -> Response:
         rows = r.db.execute("SELECT category, COUNT(*) AS n FROM products GROUP BY category ORDER BY category").fetchall()
         items = "".join(f'<li><a href="/products?{urllib.parse.urlencode({"category": c["category"]})}">'
                         f'{esc(c["category"])}</a> <span class="muted">({c["n"]} products)</span></li>' for c in rows)
         return self.ok("Categories", f'<ul class="card">{items}</ul><p><a href="/products">All products</a></p>')
 
+    @get(r"/products")
     def catalogue(self, r: Request) -> Response:
         category, q, sort = r.arg("category"), r.arg("q"), r.arg("sort") or "name"
         max_price_text, in_stock = r.arg("max_price"), r.arg("in_stock") == "1"
@@ -198,10 +75,9 @@ class Shop(App):
             sort = "name"
         clause = ("WHERE " + " AND ".join(where)) if where else ""
         total = r.db.execute(f"SELECT COUNT(*) FROM products {clause}", params).fetchone()[0]
-        pages = max(1, -(-total // PER_PAGE))
-        page_no = min(max(1, r.int_arg("page", 1)), pages)
+        page_no, pages, offset = r.page_of(total)
         rows = r.db.execute(f"SELECT * FROM products {clause} ORDER BY {ORDER_BY[sort]} LIMIT ? OFFSET ?",
-                            [*params, PER_PAGE, (page_no - 1) * PER_PAGE]).fetchall()
+                            [*params, PER_PAGE, offset]).fetchall()
         cats = [c[0] for c in r.db.execute("SELECT DISTINCT category FROM products ORDER BY category")]
         checked = " checked" if in_stock else ""
         filters = ('<form class="card" method="get" action="/products" role="search">'
@@ -248,10 +124,9 @@ class Shop(App):
         back = f'<p><a href="/products?{urllib.parse.urlencode({"category": p["category"]})}">Back to {esc(p["category"])}</a></p>'
         return self.ok(p["name"], info + buy + wish + back, status=status, errors=errors, flash=flash)
 
+    @get(r"/products/(\d+)")
     def product(self, r: Request) -> Response:
-        p = self._product(r.db, int(r.match.group(1)))
-        if p is None:
-            return not_found("product")
+        p = found(self._product(r.db, int(r.match.group(1))), "product")
         flash = {"wished": "Added to your wishlist.", "unwished": "Removed from your wishlist."}.get(r.query.get("done", ""), "")
         return self._product_page(r, p, flash=flash)
 
@@ -288,6 +163,7 @@ class Shop(App):
         html = f'<table class="totals">{rows}</table>' + (f'<p class="muted">{esc(note)}</p>' if note else "")
         return html, subtotal, applied, discount, subtotal - discount
 
+    @get(r"/cart")
     def cart(self, r: Request, *, status: int = 200, errors=None, coupon_text: str = "") -> Response:
         lines, co = self._lines(r.db), self._checkout(r.db)
         flash = {"added": "Added to your cart.", "updated": "Quantity updated.", "removed": "Item removed from your cart.",
@@ -322,10 +198,9 @@ class Shop(App):
         except ValueError:
             return None
 
+    @post(r"/cart/add")
     def cart_add(self, r: Request) -> Response:
-        p = self._product(r.db, r.int_arg("product_id", -1))
-        if p is None:
-            return not_found("product")
+        p = found(self._product(r.db, r.int_arg("product_id", -1)), "product")
         qty = self._qty(r)
         have = r.db.execute("SELECT * FROM cart_items WHERE product_id = ?", [p["id"]]).fetchone()
         already = have["qty"] if have else 0
@@ -346,13 +221,12 @@ class Shop(App):
         return redirect("/cart?done=added")
 
     def _line(self, r: Request):
-        return r.db.execute("SELECT c.*, p.stock, p.name FROM cart_items c JOIN products p ON p.id = c.product_id "
-                            "WHERE c.id = ?", [int(r.match.group(1))]).fetchone()
+        return found(r.db.execute("SELECT c.*, p.stock, p.name FROM cart_items c JOIN products p "
+                                  "ON p.id = c.product_id WHERE c.id = ?", [int(r.match.group(1))]).fetchone(), "cart item")
 
+    @post(r"/cart/(\d+)/update")
     def cart_update(self, r: Request) -> Response:
         line = self._line(r)
-        if line is None:
-            return not_found("cart item")
         qty = self._qty(r)
         if qty is None or qty < 0:
             return self.cart(r, status=422, errors=["Quantity must be a whole number (0 removes the item)."])
@@ -364,13 +238,13 @@ class Shop(App):
         r.db.execute("UPDATE cart_items SET qty = ? WHERE id = ?", [qty, line["id"]])
         return redirect("/cart?done=updated")
 
+    @post(r"/cart/(\d+)/remove")
     def cart_remove(self, r: Request) -> Response:
         line = self._line(r)
-        if line is None:
-            return not_found("cart item")
         r.db.execute("DELETE FROM cart_items WHERE id = ?", [line["id"]])
         return redirect("/cart?done=removed")
 
+    @post(r"/cart/coupon")
     def coupon_apply(self, r: Request) -> Response:
         code = r.arg("coupon").upper()
         co = self._checkout(r.db)
@@ -386,6 +260,7 @@ class Shop(App):
         r.db.execute("UPDATE checkout SET coupon = ? WHERE id = ?", [code, co["id"]])
         return redirect("/cart?done=coupon")
 
+    @post(r"/cart/coupon/remove")
     def coupon_remove(self, r: Request) -> Response:
         r.db.execute("UPDATE checkout SET coupon = '' WHERE id = ?", [self._checkout(r.db)["id"]])
         return redirect("/cart?done=uncoupon")
@@ -400,11 +275,13 @@ class Shop(App):
                 + field("postcode", "Postcode", values["postcode"], required=True)
                 + '<button type="submit">Continue to review</button></form>')
 
+    @get(r"/checkout")
     def shipping_form(self, r: Request) -> Response:
         if not self._lines(r.db):
             return redirect("/cart?done=empty")
         return self.ok("Checkout: shipping", self._shipping_form(self._checkout(r.db)))
 
+    @post(r"/checkout")
     def shipping_save(self, r: Request) -> Response:
         if not self._lines(r.db):
             return redirect("/cart?done=empty")
@@ -428,6 +305,7 @@ class Shop(App):
         data = json.dumps([lines, co["coupon"], [co[k] for k in SHIPPING], next_id])
         return hmac.new(self.secret, data.encode(), hashlib.sha256).hexdigest()[:32]
 
+    @get(r"/checkout/review")
     def review(self, r: Request) -> Response:
         lines, co = self._lines(r.db), self._checkout(r.db)
         if not lines:
@@ -460,6 +338,7 @@ class Shop(App):
             db.execute("UPDATE products SET stock = stock - ? WHERE id = ?", [qty, pid])
         return cur.lastrowid, subtotal - discount
 
+    @post(r"/checkout/place")
     def place(self, r: Request) -> Response:
         lines, co = self._lines(r.db), self._checkout(r.db)
         back = '<p><a href="/checkout/review">Review your order again</a> · <a href="/cart">Back to cart</a></p>'
@@ -481,6 +360,7 @@ class Shop(App):
 
     # -- wishlist ----------------------------------------------------------------------------------
 
+    @get(r"/wishlist")
     def wishlist(self, r: Request) -> Response:
         rows = r.db.execute("SELECT p.* FROM wishlist w JOIN products p ON p.id = w.product_id ORDER BY w.id").fetchall()
         flash = {"removed": "Removed from your wishlist."}.get(r.query.get("done", ""), "")
@@ -493,28 +373,27 @@ class Shop(App):
         return self.ok("Your wishlist", "<table><thead><tr><th>Product</th><th>SKU</th><th>Price</th><th>Rating</th>"
                        f"<th>Availability</th><th></th></tr></thead><tbody>{body}</tbody></table>", flash=flash)
 
+    @post(r"/wishlist/add")
     def wishlist_add(self, r: Request) -> Response:
-        p = self._product(r.db, r.int_arg("product_id", -1))
-        if p is None:
-            return not_found("product")
+        p = found(self._product(r.db, r.int_arg("product_id", -1)), "product")
         r.db.execute("INSERT OR IGNORE INTO wishlist (product_id) VALUES (?)", [p["id"]])
         return redirect(f"/products/{p['id']}?done=wished")
 
+    @post(r"/wishlist/(\d+)/remove")
     def wishlist_remove(self, r: Request) -> Response:
         pid = int(r.match.group(1))
-        if self._product(r.db, pid) is None:
-            return not_found("product")
+        found(self._product(r.db, pid), "product")
         r.db.execute("DELETE FROM wishlist WHERE product_id = ?", [pid])
         return redirect(f"/products/{pid}?done=unwished" if r.arg("back") == "product" else "/wishlist?done=removed")
 
     # -- orders and returns ------------------------------------------------------------------------
 
+    @get(r"/orders")
     def orders(self, r: Request) -> Response:
         total = r.db.execute("SELECT COUNT(*) FROM orders").fetchone()[0]
-        pages = max(1, -(-total // PER_PAGE))
-        page_no = min(max(1, r.int_arg("page", 1)), pages)
+        page_no, pages, offset = r.page_of(total)
         rows = r.db.execute("SELECT o.*, (SELECT SUM(qty) FROM order_items i WHERE i.order_id = o.id) AS n FROM orders o "
-                            "ORDER BY o.id DESC LIMIT ? OFFSET ?", [PER_PAGE, (page_no - 1) * PER_PAGE]).fetchall()
+                            "ORDER BY o.id DESC LIMIT ? OFFSET ?", [PER_PAGE, offset]).fetchall()
         body = "".join(f'<tr><td><a href="/orders/{o["id"]}">Order #{o["id"]}</a></td><td>{esc(o["placed_on"])}</td>'
                        f'<td>{o["n"] or 0}</td><td>{money(o["total"])}</td><td>{esc(o["status"])}</td></tr>' for o in rows)
         table = ("<table><thead><tr><th>Order</th><th>Placed on</th><th>Items</th><th>Total</th><th>Status</th></tr></thead>"
@@ -526,7 +405,7 @@ class Shop(App):
                        + pager("/orders", page_no, pages) + api)
 
     def _order(self, r: Request):
-        return r.db.execute("SELECT * FROM orders WHERE id = ?", [int(r.match.group(1))]).fetchone()
+        return found(r.db.execute("SELECT * FROM orders WHERE id = ?", [int(r.match.group(1))]).fetchone(), "order")
 
     def _order_page(self, r: Request, o, *, status: int = 200, errors=None, flash: str = "", chosen=None) -> Response:
         items = r.db.execute("SELECT i.*, p.name, p.sku, x.reason FROM order_items i JOIN products p ON p.id = i.product_id "
@@ -559,14 +438,13 @@ class Shop(App):
         return self.ok(f"Order #{o['id']}", info + lines + ret + '<p><a href="/orders">Back to your orders</a></p>',
                        status=status, errors=errors, flash=flash)
 
+    @get(r"/orders/(\d+)")
     def order(self, r: Request) -> Response:
-        o = self._order(r)
-        return not_found("order") if o is None else self._order_page(r, o)
+        return self._order_page(r, self._order(r))
 
+    @post(r"/orders/(\d+)/return")
     def request_return(self, r: Request) -> Response:
         o = self._order(r)
-        if o is None:
-            return not_found("order")
         chosen = {"order_item_id": r.arg("order_item_id"), "reason": r.arg("reason")}
         item = r.db.execute("SELECT * FROM order_items WHERE id = ? AND order_id = ?",
                             [r.int_arg("order_item_id", -1), o["id"]]).fetchone()
@@ -587,6 +465,7 @@ class Shop(App):
 
     # -- the API shortcut --------------------------------------------------------------------------
 
+    @post(r"/api/orders")
     def api_order(self, r: Request) -> Response:
         """Creates an order straight from product ids and quantities (no cart, no review: ``reviewed = 0``),
         from form fields or a JSON body (Content-Type: application/json)."""
