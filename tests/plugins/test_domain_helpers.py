@@ -4,6 +4,7 @@ the ``families``/``generate`` commands, and proposer kits stored as package data
 from __future__ import annotations
 
 import json
+import random
 import sys
 
 import click
@@ -14,6 +15,7 @@ from autoenvscaling.cli.domain_cmds import add_family_commands
 from autoenvscaling.cli.seeds import parse_seeds
 from autoenvscaling.domains import kit as kit_module
 from autoenvscaling.domains.base import KitExample, LevelledDomain
+from autoenvscaling.domains.catalog import FamilyInfo
 from autoenvscaling.domains.kit import write_examples
 from autoenvscaling.errors import UsageError
 from autoenvscaling.tasks import Task, read_task, short_name
@@ -55,6 +57,42 @@ def test_levelled_domains_generate_and_vary_by_level():
         domain.generate(family, seed=1, difficulty="extreme")
     with pytest.raises(UsageError, match="level 9 is out of range"):
         domain.generate_level(family, seed=1, level=9)
+
+
+class Drawn(LevelledDomain):
+    """A domain that gives only build_task: the toy's task, with the first draw of the rng it was handed
+    recorded, so the test sees what the default generate_level seeded."""
+
+    name = "drawn_domain"
+    max_level = 3
+    catalog = {f.name: FamilyInfo(f.name, f.description, tuple(f.skills), f.name) for f in ToyDomain().families()}
+
+    def build_task(self, family, rng, *, seed, level):  # noqa: ANN001, ANN201
+        task = ToyDomain().generate(family, seed=seed, difficulty=LABELS[level])
+        return task.with_provenance(parameters={"level": level, "draw": rng.random()})
+
+
+def test_the_default_generate_level_checks_the_request_and_seeds_build_task_per_family_seed_and_level():
+    domain, family = Drawn(), next(iter(Drawn.catalog))
+    task = domain.generate(family, seed=4, difficulty="hard")
+    expected = random.Random(f"autoenvscaling-drawn-domain/{family}/4/3").random()
+    assert task.provenance.parameters == {"level": 3, "draw": expected}
+    assert domain.generate_level(family, seed=5, level=3).provenance.parameters["draw"] != expected
+    with pytest.raises(UsageError, match="unknown"):
+        domain.generate_level("no_such_family", seed=1, level=1)
+    with pytest.raises(UsageError, match="level 9 is out of range"):
+        domain.generate_level(family, seed=1, level=9)
+    with pytest.raises(UsageError):
+        domain.generate_level(family, seed=1, level=1, kind="any")  # no options in this domain
+
+
+def test_a_levelled_domain_with_neither_generator_says_so():
+    class Empty(LevelledDomain):
+        name = "empty"
+        catalog = Drawn.catalog
+
+    with pytest.raises(NotImplementedError, match="Empty gives neither generate_level nor build_task"):
+        Empty().generate_level(next(iter(Drawn.catalog)), seed=1, level=1)
 
 
 def test_seeds_read_ranges_and_lists():
