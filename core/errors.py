@@ -17,9 +17,6 @@ class AESError(Exception):
         self.message = message.strip().splitlines()[0] if message.strip() else type(self).__name__
         self.hint = hint
 
-    def one_line(self) -> str:
-        return self.message
-
 
 class UsageError(AESError):
     """The user asked for something malformed."""

@@ -71,7 +71,7 @@ def collect(host: PluginHost | None = None) -> dict[str, Any]:
         "python": {"version": platform.python_version(), "executable": sys.executable,
                    "ok": sys.version_info >= (3, 11)},
         "plugins": plugins,
-        "domains": _domains(host),
+        "domains": [{"name": e.name, "plugin": e.plugin} for e in host.domains.entries()],
         "sandbox_backends": backends,
         "tools": [_tool(*t) for t in TOOLS],
         "docker_engine": docker_engine(),
@@ -114,10 +114,6 @@ def _plugins(host: PluginHost | None) -> tuple[PluginHost, dict[str, Any]]:
         "loaded": [{"name": p.name, "distribution": p.distribution, "version": p.version} for p in infos],
         "problems": [{"plugin": p.plugin, "distribution": p.distribution, "message": p.message} for p in host.problems],
     }
-
-
-def _domains(host: Any) -> list[dict[str, Any]]:
-    return [{"name": e.name, "plugin": e.plugin} for e in host.domains.entries()]
 
 
 def _backends(host: Any) -> list[dict[str, Any]]:

@@ -27,11 +27,6 @@ BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-def _resolve(path: str) -> click.Command:
-    module, _, attr = path.partition(":")
-    return getattr(importlib.import_module(module), attr)
-
-
 class LazyGroup(click.Group):
     """A group whose built-in subcommands are imported on use and whose plugin commands come from
     the ``autoenvscaling_register_commands`` hook."""
@@ -55,7 +50,8 @@ class LazyGroup(click.Group):
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in BUILTIN_COMMANDS and _module_exists(BUILTIN_COMMANDS[name][0]):
-            return _resolve(BUILTIN_COMMANDS[name][0])
+            module, _, attr = BUILTIN_COMMANDS[name][0].partition(":")
+            return getattr(importlib.import_module(module), attr)
         self._load_plugin_commands()
         return self.commands.get(name)
 

@@ -73,9 +73,10 @@ async def _redteam(host: Any, backend: Any, task_dirs: list[Path], executor: Any
     from ..executors.jobs import AgentSpec, AttemptJob, TaskRef, WorkerSetup
     from ..gates.lint import summarise
     from ..gates.requirements import unmet_requirements
-    from ..redteam.run import RedTeamRow, cheats_for, outcome
+    from ..redteam.run import CheatOutcome, RedTeamRow, cheats_for, outcome
     from ..runtime.trial import TrialResult
     from ..tasks.harbor import read_task
+    from .tasks_cmd import progress_bar
 
     setup = WorkerSetup.of(host, backend)
     rows: dict[int, dict[str, Any]] = {}
@@ -98,23 +99,18 @@ async def _redteam(host: Any, backend: Any, task_dirs: list[Path], executor: Any
             if control is not None:
                 jobs.append(AttemptJob(key=f"{i}\t{cheat.name}\tcontrol", setup=setup, task=TaskRef.inline(control),
                                        agent=agent))
-    bar, bar_task = _bar(len(jobs), progress)
     try:
-        async for result in executor.map(jobs):
-            i, cheat, kind = result.key.split("\t")
-            value = result.value
-            if result.ok and isinstance(value, TrialResult):
-                got = outcome(cheat, value, control=kind == "control")
-            else:
-                from ..redteam.run import CheatOutcome
-
-                got = CheatOutcome(cheat=cheat, status="error", error=str(result.error), control=kind == "control")
-            rows[int(i)]["outcomes"].append(got)
-            if bar is not None:
-                bar.update(bar_task, advance=1, description=f"{rows[int(i)]['task']}: {cheat} {got.status}")
+        with progress_bar("red team", len(jobs), enabled=progress and bool(jobs)) as advance:
+            async for result in executor.map(jobs):
+                i, cheat, kind = result.key.split("\t")
+                value = result.value
+                if result.ok and isinstance(value, TrialResult):
+                    got = outcome(cheat, value, control=kind == "control")
+                else:
+                    got = CheatOutcome(cheat=cheat, status="error", error=str(result.error), control=kind == "control")
+                rows[int(i)]["outcomes"].append(got)
+                advance(f"{rows[int(i)]['task']}: {cheat} {got.status}")
     finally:
-        if bar is not None:
-            bar.__exit__(None, None, None)
         await executor.aclose()
         await backend.aclose()
     out = []
@@ -123,19 +119,6 @@ async def _redteam(host: Any, backend: Any, task_dirs: list[Path], executor: Any
         row["outcomes"].sort(key=lambda o: (o.cheat, o.control))
         out.append(RedTeamRow(**row))
     return out
-
-
-def _bar(total: int, enabled: bool) -> tuple[Any, Any]:
-    """A rich progress bar on stderr (stdout stays clean for the table or JSON), and its task id."""
-    if not enabled or not total:
-        return None, None
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    bar = Progress(TextColumn("red team"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   TextColumn("{task.description}"), console=Console(stderr=True), transient=True)
-    bar.__enter__()
-    return bar, bar.add_task("", total=total)
 
 
 def print_table(rows: list[Any]) -> None:

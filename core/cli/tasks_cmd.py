@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal
 
 import click
 
@@ -67,6 +68,7 @@ def validate_cmd(paths: tuple[Path, ...], as_json: bool, backend_name: str, jobs
     from ..gates.text import load_held_out
     from ..gates.validate import Validator, discover_tasks
     from ..plugins import create_host
+    from ..tasks.harbor import read_task
 
     task_dirs = discover_tasks(paths)
     host = create_host()
@@ -76,7 +78,7 @@ def validate_cmd(paths: tuple[Path, ...], as_json: bool, backend_name: str, jobs
         overrides["flaky_runs"] = flaky_runs
     settings = GateSettings(**overrides)
     held = load_held_out(held_out) if held_out else []
-    suite_tasks = _read_suite(suite) if suite else []
+    suite_tasks = [read_task(p) for p in discover_tasks([suite]) if (p / "task.toml").is_file()] if suite else []
     # Build the validator before the backend so a misspelt --skip fails before anything heavy starts.
     validator = Validator(host=host, settings=settings, suite_tasks=suite_tasks, held_out=held, backend_name=backend_name,
                           catalog=_catalog(host, network))
@@ -96,9 +98,9 @@ async def _validate(validator: Any, task_dirs: list[Path], executor: Any, *, sho
     order = {str(p): i for i, p in enumerate(task_dirs)}
     reports = []
     try:
-        with _Progress(len(task_dirs), enabled=show_progress) as progress:
+        with progress_bar("validating", len(task_dirs), enabled=show_progress) as advance:
             async for report in validate_many(task_dirs, validator=validator, executor=executor,
-                                              progress=progress.advance):
+                                              progress=lambda r: advance(f"{r.name}: {r.status}")):
                 reports.append(report)
     finally:
         await executor.aclose()
@@ -107,33 +109,19 @@ async def _validate(validator: Any, task_dirs: list[Path], executor: Any, *, sho
     return sorted(reports, key=lambda r: order.get(r.task, len(order)))
 
 
-class _Progress:
-    """A rich progress bar on stderr (stdout stays clean for the table or JSON)."""
+@contextmanager
+def progress_bar(label: str, total: int, *, enabled: bool) -> Iterator[Callable[[str], None]]:
+    """A rich progress bar on stderr (stdout stays clean for the table or JSON); yields advance(description)."""
+    if not enabled:
+        yield lambda description: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    def __init__(self, total: int, *, enabled: bool) -> None:
-        self.total = total
-        self.enabled = enabled
-        self._progress: Any = None
-        self._task: Any = None
-
-    def __enter__(self) -> "_Progress":
-        if self.enabled:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self._progress = Progress(TextColumn("validating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                                      TextColumn("{task.description}"), console=Console(stderr=True), transient=True)
-            self._progress.__enter__()
-            self._task = self._progress.add_task("", total=self.total)
-        return self
-
-    def advance(self, report: Any) -> None:
-        if self._progress is not None:
-            self._progress.update(self._task, advance=1, description=f"{report.name}: {report.status}")
-
-    def __exit__(self, *exc: object) -> None:
-        if self._progress is not None:
-            self._progress.__exit__(*exc)
+    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.description}"), console=Console(stderr=True), transient=True) as bar:
+        task_id = bar.add_task("", total=total)
+        yield lambda description: bar.update(task_id, advance=1, description=description)
 
 
 def _print_table(reports: list[Any]) -> None:
@@ -165,13 +153,6 @@ def _make_backend(host: Any, name: str, network: Network) -> Any:
     from ..sandbox.select import make_backend
 
     return make_backend(name, host, SandboxPolicy(network=network))
-
-
-def _read_suite(path: Path) -> list[Any]:
-    from ..gates.validate import discover_tasks
-    from ..tasks.harbor import read_task
-
-    return [read_task(p) for p in discover_tasks([path]) if (p / "task.toml").is_file()]
 
 
 @tasks.command("run")

@@ -21,13 +21,13 @@ import asyncio
 from typing import TYPE_CHECKING, AsyncIterator, ClassVar, Iterable
 
 from ..errors import UsageError
-from .jobs import Job, JobResult, JobSpec
+from .jobs import Job, JobResult
 
 if TYPE_CHECKING:
     from .pool import WorkerPool
     from .worker import WorkerContext
 
-__all__ = ["Executor", "Job", "JobResult", "JobSpec", "LocalExecutor"]
+__all__ = ["Executor", "Job", "JobResult", "LocalExecutor"]
 
 
 class Executor(abc.ABC):

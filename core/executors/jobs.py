@@ -22,6 +22,7 @@ from __future__ import annotations
 import abc
 import importlib
 import os
+import types
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -105,7 +106,7 @@ class WorkerSetup(BaseModel):
                 continue
             plugin = host.pm.get_plugin(info.name)
             module = getattr(plugin, "__name__", None)
-            if isinstance(module, str) and _is_module(plugin):
+            if isinstance(module, str) and isinstance(plugin, types.ModuleType):
                 refs.append(PluginRef(name=info.name, module=module, distribution=info.distribution))
             elif any(h.startswith("autoenvscaling_register_") and h not in _DRIVER_HOOKS for h in info.hooks):
                 raise UsageError(f"plugin {info.name} is an in-process object, so worker processes cannot load it",
@@ -123,12 +124,6 @@ class WorkerSetup(BaseModel):
 # Registrations used only by the driver process: an object plugin limited to these need not travel.
 _DRIVER_HOOKS = frozenset({"autoenvscaling_register_commands", "autoenvscaling_register_trainers",
                            "autoenvscaling_register_prerequisites"})
-
-
-def _is_module(obj: object) -> bool:
-    import types
-
-    return isinstance(obj, types.ModuleType)
 
 
 class LLMSpec(BaseModel):
@@ -206,9 +201,6 @@ class Job(BaseModel, abc.ABC):
     @abc.abstractmethod
     async def run(self, context: WorkerContext) -> BaseModel:
         """Do the job in a worker, with that worker's caches (plugin host, backends, models)."""
-
-
-JobSpec = Job  # the name the executors' signatures used before jobs were open to other layers
 
 
 class AttemptJob(Job):

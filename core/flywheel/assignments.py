@@ -88,18 +88,14 @@ def failure_of(result: TrialResult) -> str | None:
 
 def summarise(results: Sequence[TrialResult]) -> RolloutSummary:
     scored = [r for r in results if r.status != "error"]
-    rewards = [r.reward for r in scored]
-    failures = Counter(f for f in (failure_of(r) for r in scored) if f is not None)
-    # most_common keeps first-seen order among ties, so the summary is deterministic.
-    failure = failures.most_common(1)[0][0] if failures else None
-    return RolloutSummary(n=len(rewards), pass_rate=sum(rewards) / len(rewards) if rewards else None,
-                          failure=failure, rewards=rewards)
+    return summary_of([r.reward for r in scored], [failure_of(r) for r in scored])
 
 
 def summary_of(rewards: Sequence[float | None], failures: Sequence[str | None]) -> RolloutSummary:
     """A summary from recorded rollouts: a None reward marks an infrastructure failure (left out)."""
     kept = [r for r in rewards if r is not None]
     counted = Counter(f for f in failures if f)
+    # most_common keeps first-seen order among ties, so the summary is deterministic.
     return RolloutSummary(n=len(kept), pass_rate=sum(kept) / len(kept) if kept else None,
                           failure=counted.most_common(1)[0][0] if counted else None, rewards=kept)
 

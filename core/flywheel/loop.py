@@ -277,10 +277,7 @@ class Flywheel:
     def _pool_before(self, r: int, s: int) -> list[Task]:
         """Tasks admitted before unit (r, s) and still in the pool, from the run database (never from
         the suite's current contents, which may already hold this very unit after a crash)."""
-        left = {x.key for x in self.db.reviews() if x.round < r and x.verdict == "left"}
-        keys = [u.key for u in self.db.units() if u.outcome == "admitted" and (u.round, u.slot) < (r, s)
-                and u.key not in left]
-        return [self._recorded_task(k) for k in keys]
+        return [self._recorded_task(u.key) for u in self._pool_keys(r, s)]
 
     def _recorded_task(self, key: str) -> Task:
         """A unit's task as the run database holds it: the same whether or not a crash already took
@@ -398,10 +395,11 @@ class Flywheel:
         return [got[i] for i in indices]
 
     # -- pool review and training -----------------------------------------------------------
-    def _pool_keys(self, r: int) -> list[UnitRecord]:
-        """Units admitted before round ``r`` that are still in the pool."""
+    def _pool_keys(self, r: int, s: int = -1) -> list[UnitRecord]:
+        """Units admitted before unit (r, s) (default: before round ``r``) that are still in the pool."""
         left = {x.key for x in self.db.reviews() if x.round < r and x.verdict == "left"}
-        return [u for u in self.db.units() if u.outcome == "admitted" and u.round < r and u.key not in left]
+        return [u for u in self.db.units()
+                if u.outcome == "admitted" and (u.round, u.slot) < (r, s) and u.key not in left]
 
     async def _review(self, r: int) -> None:
         pool = [u for u in self._pool_keys(r) if not self.db.reviewed(r, u.key)]

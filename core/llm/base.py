@@ -128,9 +128,6 @@ class UsageTotals:
         self.failed_calls += 1
         self.retries += retries
 
-    def as_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
 
 class ChatOptions(TypedDict, total=False):
     """The keyword arguments of `LLMBackend.chat`: the tools offered to the model, the sampling

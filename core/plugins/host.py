@@ -173,22 +173,20 @@ class PluginHost:
                 before = registry.snapshot()
                 try:
                     _call(impl, registrar=registrar)
-                except PluginError as exc:
-                    if self.strict:
-                        raise
-                    registry.restore(before)  # all of this hook's entries or none, never half
-                    self._problem(impl.plugin_name, info.distribution if info else None, exc.message)
                 except Exception as exc:
                     if self.strict:
+                        if isinstance(exc, PluginError):
+                            raise
                         raise PluginError(f"plugin {impl.plugin_name} failed in {hook_name}: {exc}") from exc
-                    registry.restore(before)
-                    self._problem(impl.plugin_name, info.distribution if info else None,
-                                  f"{hook_name} raised {type(exc).__name__}: {exc}")
+                    registry.restore(before)  # all of this hook's entries or none, never half
+                    message = (exc.message if isinstance(exc, PluginError)
+                               else f"{hook_name} raised {type(exc).__name__}: {exc}")
+                    self._problem(impl.plugin_name, info.distribution if info else None, message)
         for name, info in self._infos.items():
             for impl_hook in ("autoenvscaling_register_commands", "autoenvscaling_task_validated", "autoenvscaling_round_ended"):
-                if any(i.plugin_name == name for i in getattr(self.pm.hook, impl_hook).get_hookimpls()):
-                    if impl_hook not in info.hooks:
-                        info.hooks.append(impl_hook)
+                impls = getattr(self.pm.hook, impl_hook).get_hookimpls()
+                if impl_hook not in info.hooks and any(i.plugin_name == name for i in impls):
+                    info.hooks.append(impl_hook)
 
     def _problem(self, plugin: str, dist: str | None, message: str) -> None:
         if self.strict:

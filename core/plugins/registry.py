@@ -29,12 +29,6 @@ class Entry(Generic[T]):
     description: str = ""
     _resolved: type[T] | None = field(default=None, repr=False)
 
-    @property
-    def import_path(self) -> str:
-        if isinstance(self.target, str):
-            return self.target
-        return f"{self.target.__module__}:{getattr(self.target, '__qualname__', self.target)}"
-
     def load(self) -> type[T]:
         """The class: the target itself, or the object its import path names (imported once)."""
         if self._resolved is not None:

@@ -16,7 +16,7 @@ from ..agents.solver import prompt_text, truncate_middle
 from ..domains.base import Domain
 from ..errors import AESError
 from ..gates.base import ValidationReport
-from ..llm.base import ChatMessage, ChatResponse
+from ..llm.base import ChatMessage, UsageTotals
 from ..llm.errors import LLMError, LLMRefusal
 from ..tasks import PROVENANCE_KEY, Task, read_task
 from .base import Proposal, Proposer
@@ -82,25 +82,6 @@ def describe_report(report: ValidationReport, *, tail_chars: int = 800) -> str:
     return "\n".join(lines) or f"- {report.status}: {report.reason}"
 
 
-class _Spend:
-    """What the model calls of one proposal cost."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-        self.tokens_in = 0
-        self.tokens_out = 0
-        self.cost: float | None = 0.0
-
-    def add(self, response: ChatResponse) -> None:
-        self.calls += 1
-        self.tokens_in += response.usage.prompt_tokens
-        self.tokens_out += response.usage.completion_tokens
-        if response.cost_usd is None:
-            self.cost = None  # one unpriced call makes the total unknown
-        elif self.cost is not None:
-            self.cost += response.cost_usd
-
-
 class PromptProposer(Proposer):
     """One LLM response becomes a task directory; no second chance."""
 
@@ -113,7 +94,7 @@ class PromptProposer(Proposer):
         start = time.monotonic()
         messages = [ChatMessage.system(prompt_text(PROMPTS, "system.md")),
                     ChatMessage.user(first_prompt(domain, assignment))]
-        spend = _Spend()
+        spend = UsageTotals()  # what the model calls of this proposal cost
         allowed = self.revisions_allowed()
         task: Task | None = None
         report: ValidationReport | None = None
@@ -121,12 +102,13 @@ class PromptProposer(Proposer):
 
         def done(**kw: Any) -> Proposal:
             final = task
+            cost = None if spend.unpriced_calls else spend.cost_usd  # one unpriced call makes the total unknown
             if final is not None:
-                final = self.stamp(final, assignment, seed=seed, tokens_in=spend.tokens_in,
-                                   tokens_out=spend.tokens_out, cost_usd=spend.cost)
+                final = self.stamp(final, assignment, seed=seed, tokens_in=spend.prompt_tokens,
+                                   tokens_out=spend.completion_tokens, cost_usd=cost)
             # The report was made for the unstamped task; provenance does not change any gate's verdict.
-            return Proposal(task=final, kind=self.name, model=self.model, tokens_in=spend.tokens_in,
-                            tokens_out=spend.tokens_out, cost_usd=spend.cost, attempts=spend.calls,
+            return Proposal(task=final, kind=self.name, model=self.model, tokens_in=spend.prompt_tokens,
+                            tokens_out=spend.completion_tokens, cost_usd=cost, attempts=spend.calls,
                             revisions=max(0, spend.calls - 1), seconds=time.monotonic() - start, report=report,
                             transcript=[m.model_dump(mode="json") for m in messages], **kw)
 

@@ -8,7 +8,6 @@ example tasks with their gate evidence. Charts are inline SVG from ``svg.py``; n
 
 from __future__ import annotations
 
-import os
 from collections import Counter, defaultdict
 from html import escape
 from importlib import resources
@@ -19,6 +18,7 @@ from typing import Any
 from ..flywheel import metrics as m
 from ..flywheel.rundb import RunDB, UnitRecord
 from ..flywheel.summary import outcomes, rollout_groups
+from ..suite.layout import atomic_write
 from .svg import Interval, bar_chart, interval_chart
 
 REPORT = "report.html"
@@ -28,9 +28,7 @@ EXAMPLES = 4
 def write_report(out: str | Path, db: RunDB, suite: Any) -> Path:
     """Render and write ``<out>/report.html`` atomically (a crash never leaves half a report)."""
     path = Path(out) / REPORT
-    tmp = path.with_name(f".{REPORT}.tmp-{os.getpid()}")
-    tmp.write_text(render_report(db, pool_size=len(suite), title=Path(out).name), encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write(path, render_report(db, pool_size=len(suite), title=Path(out).name).encode("utf-8"))
     return path
 
 

@@ -1,85 +1,23 @@
 """The offline verifier runtime: how tasks whose test.sh downloads its tools are verified without network.
 
-Real Harbor tasks bootstrap their verifier from the internet::
+Real Harbor tasks bootstrap their verifier from the internet (``apt-get install -y curl``, uv's
+install script, ``uvx --with pytest==8.4.1 ... pytest``). Our sandboxes have no network, and we never
+edit a task's files to work around that. Instead, when a sandbox is offline, the verifier gets this
+runtime: the ``offline`` verifier runtime (verifier_runtime.py, registered by the core's plugin like
+any other) mounts it at ``/opt/autoenvscaling-verifier/offline`` for test.sh alone (the agent never
+sees it), puts its ``bin/`` first on ``PATH`` and sets ``AUTOENVSCALING_OFFLINE=1``. It holds the
+shims (``bin/apt-get``, ``bin/curl``, ``bin/uv``/``uvx``: what each does offline is the table in
+docs/offline-verification.md), the provisioned pure-Python wheels (``dists/``, listed in
+``index.json``) and ``python/``, a CPython of its own (Debian bookworm's 3.11 with its glibc and
+loader) for images without python3, used by the shims only. We never substitute a different version
+for a pinned one: what was not provisioned fails inside the sandbox, naming what is.
 
-    apt-get update; apt-get install -y curl
-    curl -LsSf https://astral.sh/uv/0.9.7/install.sh | sh
-    source $HOME/.local/bin/env
-    uvx --with pytest==8.4.1 --with pytest-json-ctrf==0.3.5 pytest --ctrf /logs/verifier/ctrf.json /tests/test_state.py -rA
-
-Our sandboxes have no network, and we never edit a task's files to work around that. Instead, when a
-sandbox is offline, the verifier gets this runtime: the ``offline`` verifier runtime
-(verifier_runtime.py, registered by the core's plugin like any other) mounts it at
-``/opt/autoenvscaling-verifier/offline`` for test.sh alone (the agent never sees it), puts its
-``bin/`` first on ``PATH`` and sets ``AUTOENVSCALING_OFFLINE=1``. The runtime holds:
-
-``bin/apt-get``, ``bin/apt``
-    ``update`` succeeds without network. ``install`` succeeds only when every requested package is
-    already installed in the image (``dpkg-query``) or is a command this runtime provides (``curl``);
-    otherwise it fails (exit 100) naming the packages, with the hint to install them in
-    environment/Dockerfile. Other verbs run the image's real apt-get/apt.
-``bin/curl``
-    Serves an allowlist of bootstrap URLs from local equivalents: ``https://astral.sh/uv/install.sh``
-    and ``https://astral.sh/uv/<version>/install.sh`` give a script that lays out uv's installer
-    result (``uv``/``uvx`` in ``$HOME/.local/bin`` and ``$HOME/.local/bin/env``). Local URLs (a
-    loopback address, or a name ``/etc/hosts`` maps to one) go to the image's real curl (tests probing
-    a server the agent started), or to ``libexec/curl-local`` (run by the runtime's own Python, or
-    the image's python3 when that could not be built) when the image has no curl. Any other URL
-    fails like an unresolvable host: ``curl: (6) ... network disabled in the offline verifier``,
-    exit 6. A failed download leaves its ``-o`` target as it
-    was (it may be ``/dev/null``, or a file the test still needs) and creates no partial file.
-``bin/uv``, ``bin/uvx``
-    ``uvx``/``uv tool run``/``uv run`` parse ``--with NAME==VER`` (also ``--from``,
-    ``--with-requirements``, ``tool@version``) and run the command with ``PYTHONPATH`` set to the
-    provisioned packages (console scripts such as ``pytest`` are run from their entry points). Like
-    uv, they use the image's ``python3`` when there is one, and otherwise a Python of their own
-    (``python/``, below), as uv downloads a managed Python when the system has none. Like uv's tool
-    environments, ``uvx`` hides the image's site-packages (``python3 -S``): a test importing a package
-    nobody asked for fails offline as it would online. ``uv venv`` and ``uv pip install`` work too (a
-    ``.pth`` file points the environment at the provisioned packages), for test.sh files that build a
-    virtual environment. A requested version that was not provisioned fails inside the sandbox, naming
-    what is provisioned: the test.sh then writes reward 0 and its output says why. We never substitute a
-    different version for a pinned one.
-``python/``
-    The verifier's own CPython (Debian bookworm's 3.11), for images without python3: its binary, its
-    standard library (compiled, in ``lib/python311.zip``), the extension modules and every shared
-    library they need, glibc and its loader included, started through that loader (``bin/python3``
-    runs ``lib/ld.so --library-path lib``) so it runs on any base whatever its glibc. It is not on
-    test.sh's PATH: only the uv shims (and the curl shim's local fetcher) use it, so a test.sh that
-    calls ``python3`` itself still fails on an image without one, as it would in Harbor. Built once per
-    cache with ``mmdebstrap --variant=extract`` (needs Debian's archive once, like the base images);
-    if that fails, ``python-missing`` says why and the shims report it. It is ~21 MB, uploaded with
-    every offline verification on docker (~20 ms more than without it on podman); left out to keep
-    it so: ``ssl`` and OpenSSL (no network offline; ``hashlib`` keeps its built-in hashes), dbm's
-    Berkeley DB, nis, readline, ossaudiodev, crypt, CPython's own tests, IDLE, tkinter, lib2to3,
-    ensurepip and pydoc's topics.
-``dists/<name>-<version>.whl`` and ``index.json``
-    The provisioned pure-Python wheels, and an index of their versions, pinned dependencies and
-    console scripts. A pure wheel is an importable zip (top-level packages and .dist-info at its
-    root), so it goes on ``PYTHONPATH`` as it is: six files to upload instead of hundreds, which
-    makes each offline verification ~0.1 s cheaper than unpacked directories.
-
-Provisioning happens on the host, once, cached under ``<cache_dir>/verifier`` (``AUTOENVSCALING_CACHE``):
-``pip download`` resolves each package set to pure-Python wheels (``--only-binary=:all: --platform
-any --implementation py --abi none``, for Python >= 3.9, falling back to the host's Python version
-for packages that need a newer one), and each wheel is stored once under ``dists/`` (files a wheel
-keeps under ``<name>.data/purelib`` are moved to its root). It is locked (parallel workers share
-the cache) and atomic (a crash leaves no half-written file). The default set is ``pytest==8.4.1`` and
-``pytest-json-ctrf==0.3.5`` with their dependencies (pluggy, iniconfig, packaging, pygments).
-Add sets with ``AUTOENVSCALING_VERIFIER_PACKAGES`` (sets separated by ``;``, requirements within a
-set by spaces or commas, e.g. ``"pytest==7.4.4;pytest==8.3.5 pytest-timeout==2.3.1"``). PyPI is
-used by default; an offline user points ``AUTOENVSCALING_WHEELHOUSE`` at a directory of wheels
-(``pip download`` them elsewhere) and nothing is fetched. If provisioning fails, the runtime is still
-uploaded with the shims and the failure is recorded in ``index.json``, so every uvx call reports it.
-Likewise a Python that could not be built is recorded in ``python-missing``.
-
-Limits: dependency markers are evaluated by pip for the host interpreter, so backports needed only on
-Python < 3.11 (exceptiongroup, tomli) are absent unless a set names them; the images we build run
-Python 3.11. Only pure-Python packages can be provisioned (the runtime must work in any image), and
-they are imported from their zip, so a package that reads its own data files through ``__file__``
-paths (rather than importlib.resources) would not find them. The runtime's Python is 3.11 where uv
-would download the newest CPython, and has no ``ssl``. The uploaded runtime is about 23 MB, 21 MB of
-it the Python and 1.8 MB the packages (pygments is most of those); its bytes are cached in-process.
+Provisioning happens on the host, once, cached under ``<cache_dir>/verifier``, locked and atomic:
+``pip download`` of pure-Python wheels per package set (the default set, plus
+``AUTOENVSCALING_VERIFIER_PACKAGES``; ``AUTOENVSCALING_WHEELHOUSE`` instead of PyPI), and the Python
+built with ``mmdebstrap --variant=extract``. A failure of either is recorded in the runtime
+(``index.json``, ``python-missing``) for the shims to report. How and why, and the limits:
+docs/offline-verification.md.
 """
 
 from __future__ import annotations
@@ -101,6 +39,7 @@ from ..config import cache_dir as default_cache_dir
 from ..errors import AESError, BuildError, MissingPrerequisite
 from ..sandbox.rootfs import file_lock, mmdebstrap
 from .paths import VERIFIER_RUNTIME
+from .verifier_view import canonical_name
 
 DEFAULT_PACKAGES: tuple[str, ...] = ("pytest==8.4.1", "pytest-json-ctrf==0.3.5")
 ENV_PACKAGES = "AUTOENVSCALING_VERIFIER_PACKAGES"
@@ -128,11 +67,6 @@ SKIPPED_EXTENSIONS = re.compile(r"^(_test\w*|_ctypes_test|_xxtestfuzz|_xxsubinte
 SKIPPED_STDLIB = frozenset({"test", "idlelib", "tkinter", "turtledemo", "lib2to3", "ensurepip", "pydoc_data",
                             "site-packages", "dist-packages", "lib-dynload", "__pycache__"})
 _RUNTIME_CACHE: dict[tuple[object, ...], dict[str, tuple[bytes, bool]]] = {}
-
-
-def canonical_name(name: str) -> str:
-    """PEP 503 normalised project name: ``Pytest_JSON.ctrf`` -> ``pytest-json-ctrf``."""
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def configured_sets() -> list[tuple[str, ...]]:
@@ -200,11 +134,6 @@ def _complete(set_dir: Path) -> bool:
     return all((set_dir.parent.parent / d["path"]).is_file() for d in manifest["dists"])
 
 
-def _pip(args: list[str]) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--no-input", *args]
-    return subprocess.run(cmd, capture_output=True, text=True)
-
-
 def _download(specs: tuple[str, ...], dest: Path, wheelhouse: Path | None) -> tuple[list[tuple[str, str, Path]], str]:
     """Pure-Python wheels for ``specs`` and all their dependencies: (name, version, wheel) and the
     oldest Python they were resolved for."""
@@ -213,9 +142,10 @@ def _download(specs: tuple[str, ...], dest: Path, wheelhouse: Path | None) -> tu
     proc = None
     for python in dict.fromkeys([PYTHON_FLOOR, host_python]):
         shutil.rmtree(dest, ignore_errors=True)
-        proc = _pip(["download", "--quiet", "--progress-bar", "off", "--dest", str(dest), "--only-binary=:all:",
-                     "--platform", "any", "--implementation", "py", "--abi", "none", "--python-version", python,
-                     *source, *specs])
+        proc = subprocess.run([sys.executable, "-m", "pip", "--disable-pip-version-check", "--no-input", "download",
+                               "--quiet", "--progress-bar", "off", "--dest", str(dest), "--only-binary=:all:",
+                               "--platform", "any", "--implementation", "py", "--abi", "none",
+                               "--python-version", python, *source, *specs], capture_output=True, text=True)
         if proc.returncode == 0:
             break
     assert proc is not None

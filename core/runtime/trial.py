@@ -293,8 +293,6 @@ def _solution_failure(trajectory: Trajectory) -> str | None:
 
 
 ENTRYPOINT_OUTPUT_CHARS = 2000
-
-
 RESTORED_SHOWN = 10  # restored paths kept with a result (the count has them all)
 
 
@@ -350,7 +348,7 @@ class TrialRunner:
                 for step in task.steps:
                     result = await self._run_step(task, agent, sandbox, step, attempt)
                     steps.append(result)
-                    rewards[f"{step.name}"] = result.verifier.reward
+                    rewards[step.name] = result.verifier.reward
                     specs = artifact_specs([*task.config.artifacts, *step.artifacts])
                     if specs and limit > 0:  # Harbor collects the task's and the step's after each step
                         got = await collect_artifacts(sandbox, specs, prefix=f"steps/{step.name}", budget=budget)
@@ -448,7 +446,8 @@ class TrialRunner:
         view, hidden, note = await self._hide_agent_changes(task, sandbox, attempt.index, imported)
         await sandbox.exec(f"mkdir -p {TESTS_DIR} {VERIFIER_LOGS}", timeout=30)
         await sandbox.upload_files(files, TESTS_DIR)
-        seen = view_fields(view, hidden, note)
+        seen: dict[str, Any] = {"view": view, "restored": len(hidden), "view_note": note,
+                                "restored_paths": dict(list(hidden.items())[:RESTORED_SHOWN])}
         if any([await sandbox.read_file(path) is not None for path in (REWARD_JSON, REWARD_TXT)]):
             # Only possible when the agent's own mkdir or tar ran (view "agent"): such a reward never counts.
             return VerifierResult(error="a reward file existed before the verifier ran", **seen)
@@ -556,11 +555,6 @@ def _below(min_reward: float | dict[str, float] | None, verifier: VerifierResult
     if isinstance(min_reward, dict):
         return any(verifier.rewards.get(key, -math.inf) < floor for key, floor in min_reward.items())
     return verifier.reward < min_reward
-
-
-def view_fields(view: View, hidden: dict[str, str], note: str | None) -> dict[str, Any]:
-    return {"view": view, "restored": len(hidden), "view_note": note,
-            "restored_paths": dict(list(hidden.items())[:RESTORED_SHOWN])}
 
 
 def trial_summary(result: TrialResult) -> dict[str, Any]:

@@ -275,10 +275,11 @@ def dist_modules(record: str, top_level: str | None) -> set[str]:
 
 def dist_requires(metadata: str) -> set[str]:
     """The distribution names a ``METADATA`` file requires, normalised (PEP 503)."""
-    return {_dist_key(m.group(1)) for m in _REQUIRES.finditer(metadata)}
+    return {canonical_name(m.group(1)) for m in _REQUIRES.finditer(metadata)}
 
 
-def _dist_key(name: str) -> str:
+def canonical_name(name: str) -> str:
+    """PEP 503 normalised project name: ``Pytest_JSON.ctrf`` -> ``pytest-json-ctrf``."""
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
@@ -300,7 +301,7 @@ def dependency_closure(imported_added: Iterable[str], dists: dict[str, tuple[str
 
 def dist_key_of(dist_info: str) -> str:
     """``Foo_Bar-1.0.dist-info`` -> ``foo-bar``."""
-    return _dist_key(PurePosixPath(dist_info).name.rsplit(".dist-info", 1)[0].split("-")[0])
+    return canonical_name(PurePosixPath(dist_info).name.rsplit(".dist-info", 1)[0].split("-")[0])
 
 
 def plugin_entry_points(entry_points: dict[str, bytes | None]) -> list[str]:

@@ -24,6 +24,7 @@ from ..tasks import Task
 from .compose_spec import ComposeSpec
 
 DEFAULT_OUTPUT_LIMIT = 64 * 1024
+ARCHIVE_LIMIT = 512 * 1024 * 1024  # get_archive refuses more than this (host memory)
 
 
 class ExecResult(BaseModel):
@@ -184,17 +185,9 @@ class Sandbox(abc.ABC):
         """Bring the sandbox up (idempotent)."""
 
     @abc.abstractmethod
-    async def exec(
-        self,
-        command: str,
-        *,
-        timeout: float = 60.0,
-        env: Mapping[str, str] | None = None,
-        cwd: str | None = None,
-        user: str | None = None,
-        stdin: bytes | None = None,
-        output_limit: int = DEFAULT_OUTPUT_LIMIT,
-    ) -> ExecResult:
+    async def exec(self, command: str, *, timeout: float = 60.0, env: Mapping[str, str] | None = None,
+                   cwd: str | None = None, user: str | None = None, stdin: bytes | None = None,
+                   output_limit: int = DEFAULT_OUTPUT_LIMIT) -> ExecResult:
         """Run ``command`` with ``bash -c`` (``sh -c`` when bash is absent). Every process it started
         is gone when this returns."""
 
@@ -348,6 +341,10 @@ def argv_chunks(paths: list[str], limit: int = ARGV_BYTES) -> list[list[str]]:
         out[-1].append(path)
         size += len(path) + 1
     return out
+
+
+def absolute(path: str) -> str:
+    return path if path.startswith("/") else f"/{path}"
 
 
 def last_json_object(output: str) -> dict[str, Any] | None:

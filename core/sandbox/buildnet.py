@@ -39,13 +39,6 @@ class BuildNetwork:
     binds: tuple[tuple[str, str], ...] = ()
     env: dict[str, str] = field(default_factory=dict)
 
-    def describe(self) -> str:
-        parts = ["the host's CA bundle" if CA_TARGET in dict((t, s) for s, t in self.binds) else "no CA bundle"]
-        names = sorted(k for k in self.env if k not in CA_VARIABLES)
-        if names:
-            parts.append("settings " + ", ".join(names))
-        return "; ".join(parts)
-
 
 def host_ca_bundle(environ: dict[str, str] | None = None) -> str | None:
     """The CA bundle the host's tools trust: SSL_CERT_FILE / REQUESTS_CA_BUNDLE when set, else the

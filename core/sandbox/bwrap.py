@@ -1,14 +1,11 @@
 """The default sandbox backend on Linux: bubblewrap over copy-on-write root filesystems.
 
-``prepare`` builds the task's environment/Dockerfile into shared, cached layers (dockerfile.py).
+``prepare`` builds the task's environment/Dockerfile into shared, cached layers (bwrap_build.py).
 ``create`` gives one attempt its own writable layer: a size-capped tmpfs upper directory of an
-overlay whose lower layers are the prepared stack, mounted once at ``start``. Every exec then runs
-
-    fork -> join the attempt's cgroups, rlimits, no_new_privs, its network namespace, drop to host
-            uid SANDBOX_UID, enter the attempt's user namespace (ids 0-65535 -> SANDBOX_UID + id) -> exec bwrap
-
-with fresh pid, ipc, uts and cgroup namespaces, a new /proc and /dev, a clean environment and no
-network but the attempt's own loopback unless the policy grants the task's request. When an exec
+overlay whose lower layers are the prepared stack, mounted once at ``start`` (jail.py). Every exec
+then runs bwrap through the launch chain of launcher.py (ids 0-65535 inside are SANDBOX_UID + id on
+the host) with fresh pid, ipc, uts and cgroup namespaces, a new /proc and /dev, a clean environment
+and no network but the attempt's own loopback unless the policy grants the task's request. When an exec
 returns (or times out) its pid namespace is gone, so nothing it started survives, setsid'd daemons
 included. The one exception is the image's ENTRYPOINT: it is started at sandbox start, as Docker
 starts it, with the arguments Harbor's containers get (``sh -c "sleep infinity"``), runs in its own
@@ -32,26 +29,15 @@ from typing import Mapping, Sequence
 
 from ..errors import MissingPrerequisite, SandboxError
 from ..tasks import Task
-from .base import (
-    DEFAULT_OUTPUT_LIMIT,
-    ExecResult,
-    FileChange,
-    PreparedEnvironment,
-    Protection,
-    Sandbox,
-    SandboxBackend,
-    SandboxPolicy,
-    argv_chunks,
-)
+from .base import (ARCHIVE_LIMIT, DEFAULT_OUTPUT_LIMIT, ExecResult, FileChange, PreparedEnvironment, Protection,
+                   Sandbox, SandboxBackend, SandboxPolicy, absolute, argv_chunks)
 from .bwrap_build import build_environment, plan_build
-from .isolation import (DEFAULT_PATH, HOSTNAME, INSTALL_HINT, SANDBOX_UID, TRUSTED_TARGET, UID_RANGE, cleanup_stale,
-                        host_facts)
+from .isolation import (DEFAULT_PATH, FILE_TIMEOUT, HOSTNAME, INSTALL_HINT, SANDBOX_UID, TRUSTED_TARGET, UID_RANGE,
+                        cleanup_stale, host_facts)
 from .jail import Jail, Service
 from .launcher import Identity, limits_for
 from .rootfs import LayerStore, base_rootfs_built
 
-ARCHIVE_LIMIT = 512 * 1024 * 1024  # get_archive refuses more than this (host memory)
-FILE_OP_TIMEOUT = 300.0
 _PUT = 'mkdir -p -- "$1" && exec tar -x -f - -C "$1" --no-same-owner'
 _GET = 'cd -- "$1" 2>/dev/null || exit 44; [ -e "$2" ] || [ -L "$2" ] || exit 44; exec tar -c -f - -- "$2"'
 _MISSING = 44
@@ -261,17 +247,17 @@ class BwrapSandbox(Sandbox):
 
     async def put_archive(self, remote_dir: str, data: bytes) -> None:
         async with self._lock:
-            out = await self.jail.run(["/bin/sh", "-c", _PUT, "sh", _absolute(remote_dir)],
-                                      env={"PATH": DEFAULT_PATH}, cwd="/", stdin=data, timeout=FILE_OP_TIMEOUT)
+            out = await self.jail.run(["/bin/sh", "-c", _PUT, "sh", absolute(remote_dir)],
+                                      env={"PATH": DEFAULT_PATH}, cwd="/", stdin=data, timeout=FILE_TIMEOUT)
         if out.exit_code != 0:
             raise SandboxError(f"upload to {remote_dir} failed: {_last_line(out.stderr) or f'exit {out.exit_code}'}")
 
     async def get_archive(self, remote_path: str) -> bytes:
-        path = PurePosixPath(_absolute(remote_path))
+        path = PurePosixPath(absolute(remote_path))
         parent, name = (str(path.parent), path.name) if path.name else ("/", ".")
         async with self._lock:
             out = await self.jail.run(["/bin/sh", "-c", _GET, "sh", parent, name], env={"PATH": DEFAULT_PATH},
-                                      cwd="/", timeout=FILE_OP_TIMEOUT, limit=ARCHIVE_LIMIT)
+                                      cwd="/", timeout=FILE_TIMEOUT, limit=ARCHIVE_LIMIT)
         if out.exit_code == _MISSING:
             raise FileNotFoundError(remote_path)
         if out.truncated:
@@ -309,7 +295,7 @@ class BwrapSandbox(Sandbox):
 
     async def _trusted(self, script: str, paths: Sequence[str], what: str) -> None:
         """Run a trusted-helper script over ``paths`` (in chunks that fit one command line)."""
-        for chunk in argv_chunks([_absolute(p) for p in paths]):
+        for chunk in argv_chunks([absolute(p) for p in paths]):
             async with self._lock:
                 out = await self.jail.run_trusted(["/bin/sh", "-c", script, "sh", *chunk])
             if out.exit_code != 0:
@@ -352,8 +338,6 @@ _MKDIR = _REACH + '''for p do
 done
 exit $status
 '''
-
-
 
 
 def upper_changes(upper: Path, pristine: Path) -> list[FileChange]:
@@ -424,10 +408,6 @@ def _opaque(dir_fd: int | None) -> bool:
         return os.getxattr(dir_fd, "trusted.overlay.opaque") == b"y"
     except OSError:
         return False
-
-
-def _absolute(path: str) -> str:
-    return path if path.startswith("/") else f"/{path}"
 
 
 def _last_line(data: bytes) -> str:

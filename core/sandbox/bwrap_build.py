@@ -1,7 +1,7 @@
 """The Dockerfile subset the bwrap backend builds without a container engine: plans and layers
 (the Dockerfile itself is read by dockerfile.py).
 
-Supported: one ``FROM`` (mapped to a local base root, see rootfs.map_base_image), ``RUN`` (shell,
+Supported: one ``FROM`` (mapped to a local base root, see rootfs.resolve_base), ``RUN`` (shell,
 exec and heredoc forms; ``--network``; cache mounts are ignored), ``COPY``/``ADD`` from the build
 context (environment/, honouring .dockerignore; ``--chmod``; ADD extracts local tar archives),
 ``WORKDIR``, ``ENV``, ``ARG``, ``USER``, ``SHELL``, and the metadata instructions (``LABEL``,
@@ -338,7 +338,7 @@ async def build_environment(task: Task, store: LayerStore, policy: SandboxPolicy
                                            f"step {number}/{len(plan.steps)}")
                     except BuildError as exc:
                         if getattr(exc, "remember", False):
-                            store.remember_failure(key, exc)
+                            store.failed[key] = exc
                         raise
         keys.append(key)
         if not store.meta(key).get("empty"):

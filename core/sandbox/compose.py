@@ -26,9 +26,8 @@ host's services that listen on all addresses. Where we may (a local engine, root
 attempt's bridge interface gets INPUT rules that drop everything but DNS (the engine's resolver
 listens there); elsewhere the protection is reported inactive.
 
-Refused, one line each with what works instead: privileged containers, host namespaces, devices,
-extra capabilities, host bind mounts, external networks and volumes, secrets. Ignored with a note:
-published ports (nothing outside the attempt may connect), restart policies, container names.
+What is refused (one line each with what works instead) and what is ignored with a note: ``_REFUSED``
+and ``_IGNORED`` below (privileged containers, host namespaces and bind mounts; published ports).
 
 This module reads a task's compose file into a ``ComposeSpec`` (compose_spec.py); compose_group.py
 runs one.

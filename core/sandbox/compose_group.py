@@ -214,24 +214,18 @@ class ComposeGroup:
     async def down(self) -> None:
         """Remove every container, volume and the network; errors are collected, then raised."""
         failures: list[str] = []
-        for name, container_id in reversed(list(self.containers.items())):
-            if name == MAIN:
-                continue  # the sandbox removes its own container first
+        steps: list[tuple[Callable[[str], None], str, str]] = [
+            (self.backend.remove_container, container_id, f"remove service {name}")
+            for name, container_id in reversed(list(self.containers.items()))
+            if name != MAIN]  # the sandbox removes its own container first
+        steps += [(self.backend.remove_volume, volume, f"remove volume {volume}") for volume in self.volumes]
+        for remove, item, what in [*steps, (self.backend.remove_network, self.network, "remove network")]:
             try:
-                await self.backend.call(self.backend.remove_container, container_id, what=f"remove service {name}")
+                await self.backend.call(remove, item, what=what)
             except SandboxError as exc:
                 failures.append(exc.message)
         self.containers.clear()
-        for volume in self.volumes:
-            try:
-                await self.backend.call(self.backend.remove_volume, volume, what=f"remove volume {volume}")
-            except SandboxError as exc:
-                failures.append(exc.message)
         self.volumes.clear()
-        try:
-            await self.backend.call(self.backend.remove_network, self.network, what="remove network")
-        except SandboxError as exc:
-            failures.append(exc.message)
         if self.guard is not None:
             await asyncio.to_thread(self.guard.remove)
         if failures:

@@ -88,13 +88,6 @@ class ComposeSpec(BaseModel):
     def main(self) -> Service:
         return self.services[MAIN]
 
-    @property
-    def sidecars(self) -> list[Service]:
-        return [self.services[name] for name in self.order if name != MAIN]
-
-    def with_services(self, services: dict[str, Service]) -> "ComposeSpec":
-        return self.model_copy(update={"services": services})
-
 
 def check_health_conditions(spec: ComposeSpec) -> None:
     """Every service others wait for with service_healthy has a healthcheck (its own or its image's)."""

@@ -126,10 +126,8 @@ class DockerBackend(SandboxBackend):
         with self._client_lock:
             if self._client is None:
                 self._client = connect()
-                try:
-                    self.remove_stale(self._client)
-                except docker_errors().DockerException:
-                    pass  # best effort: leftovers of crashed processes only cost disk
+                with contextlib.suppress(docker_errors().DockerException):
+                    self.remove_stale(self._client)  # best effort: leftovers of crashed processes only cost disk
             return self._client
 
     async def call(self, fn: Callable[..., T], *args: Any, timeout: float | None = CONTROL_TIMEOUT,
@@ -163,7 +161,7 @@ class DockerBackend(SandboxBackend):
             built[name] = built[MAIN] if runs_main else await self._image_of(task, service, budget)
             check = service.healthcheck or (None if service.healthcheck_disabled else image_healthcheck(built[name].config))
             services[name] = service.model_copy(update={"image_id": built[name].id, "healthcheck": check})
-        spec = spec.with_services(services)
+        spec = spec.model_copy(update={"services": services})
         check_health_conditions(spec)
         others = [built[n] for n in spec.order if n != MAIN and built[n] is not built[MAIN]]
         return self._prepared(task, built[MAIN], start, spec=spec, others=others)

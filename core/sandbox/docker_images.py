@@ -28,6 +28,7 @@ Everything here is blocking SDK code; the backend runs it in its thread pool.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -36,13 +37,14 @@ import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from ..archive import make_tar, tree_tar
 from ..errors import BuildError, SandboxError
 from .base import last_json_object
 from .buildnet import CA_TARGET, CA_VARIABLES, PROXY_VARIABLES, host_build_network
 from .dockerfile import parse_dockerfile, words
+from .isolation import DEFAULT_PATH
 from .rootfs import BASES, base_rootfs, file_lock, resolve_base
 
 BASE_REPO = "autoenvscaling/base"
@@ -52,7 +54,6 @@ LABEL = "autoenvscaling"
 # Harbor's builds: it is our stand-in, so our own builds map that name as usual.
 STAND_IN_LABEL = f"{LABEL}.harbor-stand-in"
 BUILD_FORMAT = "2"  # part of every environment hash: bump it to rebuild all cached images (2: build CA)
-DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 CA_CONTEXT_NAME = ".autoenvscaling-build-ca.crt"  # where the host's CA bundle sits in a build context
 # Transport only: they never change what a build produces, so they stay out of the cache key.
 _TRANSPORT = {name for base in PROXY_VARIABLES for name in (base, base.upper())}
@@ -153,12 +154,10 @@ class ImageStore:
         stamp = hashlib.sha256(spec.recipe().encode()).hexdigest()[:16]
         ref = f"{BASE_REPO}:{base}"
         with self._lock(ref):
-            try:
+            with contextlib.suppress(errors.ImageNotFound):
                 labels = self.api.inspect_image(ref).get("Config", {}).get("Labels") or {}
                 if labels.get(f"{LABEL}.rootfs") == stamp:
                     return ref
-            except errors.ImageNotFound:
-                pass
             root = base_rootfs(base, cache_dir=self.cache_dir)
             changes = [f"ENV PATH={DEFAULT_PATH}", *(f"ENV {k}={v}" for k, v in spec.env),
                        f"LABEL {LABEL}.rootfs={stamp}", 'CMD ["bash"]']
@@ -174,19 +173,13 @@ class ImageStore:
                 self.api.tag(image_id, BASE_REPO, base)
         return ref
 
-    def resolve(self, image: str) -> str:
-        """A FROM / docker_image name as the engine can use it (see ``resolve_mapping``)."""
-        return self.resolve_mapping(image)[0]
-
     def resolve_mapping(self, image: str) -> tuple[str, dict[str, str]]:
         """(image the engine can use, the mapping used): the image itself when the engine has it,
         else the local base it maps to. Raises BuildError for an unmapped, absent image."""
-        try:
+        with contextlib.suppress(docker_errors().ImageNotFound):
             labels = (self.api.inspect_image(image).get("Config") or {}).get("Labels") or {}
             if STAND_IN_LABEL not in labels:  # not a name the Harbor harness lent one of our stand-ins
                 return image, {"image": image, "base": image, "note": "the engine's own image, used as is"}
-        except docker_errors().ImageNotFound:
-            pass
         mapping = resolve_base(image)
         if mapping is None:
             pattern = image.split(":")[0] + "*"
@@ -281,11 +274,9 @@ class ImageStore:
         the caller (its timeout passed) keeps a late result from being tagged."""
         errors = docker_errors()
         with self._lock(plan.tag):
-            try:
+            with contextlib.suppress(errors.ImageNotFound):
                 self.api.inspect_image(plan.tag)
                 return True, ""
-            except errors.ImageNotFound:
-                pass
             log: list[str] = []
             image_id = ""
             stream = self.api.build(fileobj=io.BytesIO(plan.context), custom_context=True, rm=True, forcerm=True,
@@ -313,10 +304,12 @@ class ImageStore:
             self.api.tag(image_id, repo, name)
             return False, "\n".join(log[-60:])
 
-    def _lock(self, key: str) -> "_Locked":
-        lock = self._locks.setdefault(key, threading.Lock())
+    @contextlib.contextmanager
+    def _lock(self, key: str) -> Iterator[None]:
+        """Hold a thread lock and a file lock (rootfs.file_lock) on ``key`` together."""
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", key)
-        return _Locked(lock, self.cache_dir / "docker" / f".{safe}.lock")
+        with self._locks.setdefault(key, threading.Lock()), file_lock(self.cache_dir / "docker" / f".{safe}.lock"):
+            yield
 
 
 def _ignoring_ca(dockerignore: tuple[bytes, bool] | None) -> tuple[bytes, bool]:
@@ -336,26 +329,3 @@ def _with_ca_mount(physical: str, line: int) -> str:
         raise BuildError(f"Dockerfile line {line}: write RUN at the start of its line")
     mount = f" --mount=type=bind,source={CA_CONTEXT_NAME},target={CA_TARGET},readonly"
     return match.group(1) + mount + physical[match.end():]
-
-
-class _Locked:
-    """Hold a thread lock and a file lock (rootfs.file_lock) together."""
-
-    def __init__(self, lock: threading.Lock, path: Path) -> None:
-        self.lock, self.path = lock, path
-        self.file: Any = None
-
-    def __enter__(self) -> None:
-        self.lock.acquire()
-        try:
-            self.file = file_lock(self.path)
-            self.file.__enter__()
-        except BaseException:
-            self.lock.release()
-            raise
-
-    def __exit__(self, *exc: object) -> None:
-        try:
-            self.file.__exit__(*exc)
-        finally:
-            self.lock.release()

@@ -16,7 +16,7 @@ from ..archive import make_tar, symlink_tar, unpadded_tar
 from ..errors import SandboxError
 from ..tasks import Task
 from . import docker_verify
-from .base import DEFAULT_OUTPUT_LIMIT, ExecResult, FileChange, PreparedEnvironment, Sandbox
+from .base import ARCHIVE_LIMIT, DEFAULT_OUTPUT_LIMIT, ExecResult, FileChange, PreparedEnvironment, Sandbox
 from .compose_group import ComposeGroup
 from .docker_images import docker_errors, short_error
 from .docker_shared import EACH_PROCESS, SWEEP
@@ -24,7 +24,6 @@ from .docker_shared import EACH_PROCESS, SWEEP
 if TYPE_CHECKING:
     from .docker_backend import DockerBackend
 
-ARCHIVE_LIMIT = 512 * 1024 * 1024  # get_archive refuses more than this (host memory)
 SWEEP_TIMEOUT = 30.0
 INSPECT_TRIES = 5  # an inspect racing a container's exit is retried this often
 GO_MODE_SYMLINK = 1 << 27  # os.ModeSymlink in the engine's (Go) file-mode bits of an archive stat
@@ -352,7 +351,6 @@ class DockerSandbox(Sandbox):
         finally:
             if group is not None:
                 await group.down()
-
 
 
 class _Capture:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from ..archive import make_tar, symlink_tar, unpadded_tar
 from ..errors import SandboxError
-from .base import FileChange, argv_chunks
+from .base import FileChange, absolute, argv_chunks
 from .docker_images import LABEL
 from .docker_shared import SWEEP
 
@@ -111,7 +111,7 @@ async def restore(sandbox: "DockerSandbox", paths: Sequence[str]) -> None:
     """Each path as in the image, parents first; the caller holds no lock."""
     backend = sandbox.backend
     scratch = await backend.scratches.get(sandbox.prepared.ref)
-    ordered = sorted(dict.fromkeys(_absolute(p) for p in paths), key=lambda p: (p.count("/"), p))
+    ordered = sorted(dict.fromkeys(absolute(p) for p in paths), key=lambda p: (p.count("/"), p))
     infos = await asyncio.gather(*(stat(backend, scratch, path) for path in ordered))
     present = [(path, info) for path, info in zip(ordered, infos) if info is not None]
     absent = [path for path, info in zip(ordered, infos) if info is None]
@@ -232,10 +232,3 @@ async def _exec_argv(sandbox: "DockerSandbox", argv: list[str], *, what: str, ch
     if check and info.get("ExitCode") not in (0, None):
         text = output.decode("utf-8", errors="replace").strip().splitlines() if isinstance(output, bytes) else []
         raise SandboxError(f"{what} failed (exit {info.get('ExitCode')}): {text[-1][:200] if text else 'no output'}")
-
-
-
-
-def _absolute(path: str) -> str:
-    return path if path.startswith("/") else f"/{path}"
-

@@ -15,6 +15,7 @@ bound files).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import ctypes
 import errno
 import functools
@@ -138,10 +139,8 @@ def _cgroup_parent(controller: str, probe: str) -> Path | None:
 
 def _remove_if_empty(paths: list[Path]) -> None:
     for path in paths:
-        try:
+        with contextlib.suppress(OSError):  # still in use by another process, or already gone
             path.rmdir()
-        except OSError:
-            pass  # still in use by another process, or already gone
 
 
 def _cgroup_mount(controller: str) -> Path | None:
@@ -325,10 +324,8 @@ class Cgroups:
     def pids_in(self) -> set[int]:
         pids: set[int] = set()
         for d in self.dirs:
-            try:
+            with contextlib.suppress(OSError):
                 pids.update(int(x) for x in (d / "cgroup.procs").read_text().split())
-            except OSError:
-                pass
         return pids
 
     def kill(self, wait: float = 5.0) -> None:
@@ -336,19 +333,15 @@ class Cgroups:
         deadline = time.monotonic() + wait
         for d in self.dirs:
             if (d / "cgroup.kill").exists():
-                try:
+                with contextlib.suppress(OSError):
                     (d / "cgroup.kill").write_text("1")
-                except OSError:
-                    pass
         while True:
             pids = self.pids_in()
             if not pids or time.monotonic() > deadline:
                 return
             for pid in pids:
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
             time.sleep(0.01)
 
     def remove(self) -> None:
@@ -380,10 +373,8 @@ def cleanup_stale() -> list[str]:
         if owner_alive(entry.name):
             continue
         for mount in mounts_under(entry):
-            try:
+            with contextlib.suppress(SandboxError):
                 umount(mount)
-            except SandboxError:
-                pass
         if not mounts_under(entry):
             shutil.rmtree(entry, ignore_errors=True)
             removed.append(str(entry))

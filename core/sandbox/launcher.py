@@ -15,6 +15,7 @@ namespace is the attempt's: a service the image's ENTRYPOINT started keeps servi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import fcntl
 import os
@@ -134,10 +135,8 @@ class Namespaces:
     def close(self) -> None:
         for fd in (self.userns, self.netns):
             if fd is not None:
-                try:
+                with contextlib.suppress(OSError):
                     os.close(fd)
-                except OSError:
-                    pass
 
 
 @dataclass(frozen=True)
@@ -154,12 +153,10 @@ ROOT = Identity()
 
 
 class Launcher:
-    """How every command of one jail starts: the bwrap argv prefix, and what the forked child does
-    before it execs bwrap. That step runs as host root in the child and is only syscalls on values
-    computed here once: join the attempt's cgroups, set the rlimits and no_new_privs, enter the
-    attempt's network namespace, drop to SANDBOX_UID, enter the attempt's user namespace and take
-    the command's identity there. Doing it in the child (rather than through sh, prlimit, nsenter
-    and setpriv) saves program starts per exec, about half of the launch cost on a loaded machine."""
+    """How every command of one jail starts: the bwrap argv prefix, and what the forked child does as
+    host root before it execs bwrap (the steps in this module's docstring), only syscalls on values
+    computed here once. Doing it in the child (rather than through sh, prlimit, nsenter and setpriv)
+    saves program starts per exec, about half of the launch cost on a loaded machine."""
 
     def __init__(self, root: Path, *, cgroups: Cgroups | None, limits: Limits, network: bool,
                  namespaces: Namespaces, facts: HostFacts | None = None,
@@ -326,10 +323,8 @@ async def run_captured(argv: list[str], *, stdin: bytes | None, timeout: float, 
 
 
 def _kill(proc: asyncio.subprocess.Process, kill: Callable[[], None]) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         proc.kill()
-    except ProcessLookupError:
-        pass
     kill()
 
 

@@ -17,6 +17,7 @@ import subprocess
 import tempfile
 import time
 from contextlib import contextmanager
+from http.client import HTTPConnection, HTTPException
 from pathlib import Path
 from typing import Iterator
 from urllib.parse import urlparse
@@ -47,35 +48,37 @@ def docker_host() -> str:
     return os.environ.get("DOCKER_HOST") or DEFAULT_DOCKER_HOST
 
 
+class UnixHTTPConnection(HTTPConnection):
+    """HTTP over a unix socket (a Docker-API engine's), without the Docker SDK."""
+
+    def __init__(self, path: str, timeout: float) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self._path = path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        sock.connect(self._path)
+        self.sock = sock
+
+
 def ping(url: str, timeout: float = 2.0) -> bool:
     """Whether a Docker-API engine answers ``GET /_ping`` at ``url`` (unix:// or tcp://), without
     needing the Docker SDK."""
     parsed = urlparse(url)
-    try:
-        if parsed.scheme in ("unix", "http+unix"):
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            address: str | tuple[str, int] = parsed.path
-        elif parsed.scheme in ("tcp", "http"):
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            address = (parsed.hostname or "localhost", parsed.port or 2375)
-        else:
-            return False
-        with sock:
-            sock.settimeout(timeout)
-            sock.connect(address)
-            sock.sendall(b"GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n")
-            reply = b""
-            while chunk := sock.recv(4096):
-                reply += chunk
-        status = reply.split(b"\r\n", 1)[0].split()
-        return len(status) >= 2 and status[0].startswith(b"HTTP/") and status[1] == b"200"
-    except OSError:
+    if parsed.scheme in ("unix", "http+unix"):
+        conn: HTTPConnection = UnixHTTPConnection(parsed.path, timeout)
+    elif parsed.scheme in ("tcp", "http"):
+        conn = HTTPConnection(parsed.hostname or "localhost", parsed.port or 2375, timeout=timeout)
+    else:
         return False
-
-
-def podman_command(socket_path: str | Path) -> list[str]:
-    """The command line that serves the Docker API on ``socket_path`` until it is stopped."""
-    return ["podman", *PODMAN_FLAGS, "system", "service", "--time=0", f"unix://{socket_path}"]
+    try:
+        conn.request("GET", "/_ping")
+        return conn.getresponse().status == 200
+    except (OSError, HTTPException):
+        return False
+    finally:
+        conn.close()
 
 
 @contextmanager
@@ -103,8 +106,8 @@ def podman_service(socket_path: str | Path | None = None, *, start_timeout: floa
     # CONTAINERS_CONF replaces the system's files for this service only; /etc stays untouched.
     env = {**os.environ, "CONTAINERS_CONF": str(conf)}
     with open(log, "wb") as log_fh:
-        proc = subprocess.Popen(podman_command(sock), stdout=log_fh, stderr=subprocess.STDOUT, env=env,
-                                stdin=subprocess.DEVNULL, start_new_session=True,
+        proc = subprocess.Popen(["podman", *PODMAN_FLAGS, "system", "service", "--time=0", url], stdout=log_fh,
+                                stderr=subprocess.STDOUT, env=env, stdin=subprocess.DEVNULL, start_new_session=True,
                                 cwd="/")  # conmon fails once the caller's folder is deleted
     try:
         deadline = time.monotonic() + start_timeout

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 from http.client import HTTPConnection
 
 from ..plugins.prerequisites import Prerequisite, PrerequisiteStatus, ProgramOnPath
 from .gpu import host_gpus
+from .podman import UnixHTTPConnection
 
 ENGINE_HINT = ("start one: `eval \"$(bash .ci/podman.sh)\"` in a checkout, or `podman system service --time=0 "
                "unix:///run/podman.sock` and DOCKER_HOST=unix:///run/podman.sock")
@@ -26,7 +26,7 @@ def docker_engine(timeout: float = 2.0) -> dict[str, str | bool | None]:
     row: dict[str, str | bool | None] = {"host": url, "reachable": False, "version": None, "detail": "", "hint": None}
     try:
         if url.startswith("unix://"):
-            conn: HTTPConnection = _UnixHTTPConnection(url.removeprefix("unix://"), timeout)
+            conn: HTTPConnection = UnixHTTPConnection(url.removeprefix("unix://"), timeout)
         elif url.startswith(("tcp://", "http://")) and not os.environ.get("DOCKER_TLS_VERIFY"):
             hostport = url.split("://", 1)[1].rstrip("/")
             conn = HTTPConnection(hostport, timeout=timeout)
@@ -47,18 +47,6 @@ def docker_engine(timeout: float = 2.0) -> dict[str, str | bool | None]:
         row["detail"] = f"no engine answers: {exc}"
         row["hint"] = ENGINE_HINT
     return row
-
-
-class _UnixHTTPConnection(HTTPConnection):
-    def __init__(self, path: str, timeout: float) -> None:
-        super().__init__("localhost", timeout=timeout)
-        self._path = path
-
-    def connect(self) -> None:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
-        sock.connect(self._path)
-        self.sock = sock
 
 
 class DockerEngine(Prerequisite):

@@ -96,9 +96,6 @@ BASES: dict[str, BaseSpec] = {spec.name: spec for spec in (
              "the ubuntu-on-trixie stand-in with tmux and asciinema (the Terminal-Bench image's tools)"),
     _python_base("trixie", TBENCH_PACKAGES, prefix="tbench-python"),
 )}
-# Kept for callers of the first version of this module.
-SUITE = "bookworm"
-BASE_PACKAGES: list[str] = []
 
 
 @dataclass(frozen=True)
@@ -108,9 +105,6 @@ class BaseMapping:
     image: str
     base: str
     note: str = ""
-
-    def describe(self) -> str:
-        return f"{self.image} -> {self.base}" + (f" ({self.note})" if self.note else "")
 
 
 # The table users see (doctor, docs/sandboxes.md): image pattern, local base, what differs from the real image.
@@ -161,11 +155,7 @@ def _split_image(image: str) -> tuple[str, str]:
 
 def _release_in(tag: str) -> str | None:
     """The Debian release a tag asks for, if it names one."""
-    for word, suite in (("trixie", "trixie"), ("bookworm", "bookworm"), ("bullseye", "bullseye"),
-                        ("buster", "buster"), ("stretch", "stretch")):
-        if word in tag:
-            return suite
-    return None
+    return next((suite for suite in ("trixie", "bookworm", "bullseye", "buster", "stretch") if suite in tag), None)
 
 
 def _debian(tag: str, image: str) -> BaseMapping:
@@ -244,12 +234,6 @@ def resolve_base(image: str) -> BaseMapping | None:
     return None
 
 
-def map_base_image(image: str) -> str | None:
-    """The local base name for a FROM image, or None when it is not mapped."""
-    mapping = resolve_base(image)
-    return mapping.base if mapping else None
-
-
 @contextmanager
 def file_lock(path: Path) -> Iterator[None]:
     """An exclusive lock between processes (build caches are shared by parallel workers)."""
@@ -281,7 +265,7 @@ def base_rootfs_built(base: str = "debian-bookworm", *, cache_dir: Path | None =
     return spec is not None and _is_current(_marker(root, base), spec)
 
 
-def base_rootfs(base: str = "debian-bookworm", *, cache_dir: Path | None = None, quiet: bool = True) -> Path:
+def base_rootfs(base: str = "debian-bookworm", *, cache_dir: Path | None = None) -> Path:
     """The directory of a base root filesystem, built with mmdebstrap on first use (~20-40 s, needs
     Debian's archive reachable once). Safe to call concurrently from several processes."""
     spec = BASES.get(base)
@@ -373,18 +357,12 @@ class LayerStore:
         # tasks sharing a broken RUN line fail once and report that failure thirty times.
         self.failed: dict[str, BuildError] = {}
 
-    def remember_failure(self, key: str, exc: BuildError) -> None:
-        self.failed[key] = exc
-
     def raise_if_failed(self, key: str) -> None:
         exc = self.failed.get(key)
         if exc is not None:
             rest = str(exc).partition("\n")[2]  # the output tail the first failure printed
             raise type(exc)(f"{exc.message} (this layer already failed in this batch; not rebuilt)\n{rest}",
                              hint=exc.hint)
-
-    def path(self, key: str) -> Path:
-        return self.root / key
 
     def fs(self, key: str) -> Path:
         return self.root / key / "fs"

@@ -128,7 +128,7 @@ class HarborFormat(TaskFormat):
             folders: set[str] = set()
             for task in tasks:
                 task = self._harbor_named(task, {e.name for e in entries})
-                folder = unique(dir_name(task.name), folders)
+                folder = unique(dir_name(task.name), folders.__contains__)
                 folders.add(folder)
                 stored = placed(task, folder)
                 write_task(stored, tmp / folder)

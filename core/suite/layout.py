@@ -12,7 +12,7 @@ import os
 import re
 import uuid
 from pathlib import Path
-from typing import Callable, Container
+from typing import Callable
 
 from ..tasks import Task
 from ..tasks.harbor import fsync_dir
@@ -29,12 +29,12 @@ def dir_name(name: str) -> str:
     return slug[:_MAX_DIR] or "task"
 
 
-def unique(base: str, taken: Container[str]) -> str:
-    """``base``, or ``base-2``, ``base-3``, ... whichever is not taken."""
-    if base not in taken:
+def unique(base: str, taken: Callable[[str], bool]) -> str:
+    """``base``, or ``base-2``, ``base-3``, ... whichever ``taken`` says is free."""
+    if not taken(base):
         return base
     i = 2
-    while f"{base}-{i}" in taken:
+    while taken(f"{base}-{i}"):
         i += 1
     return f"{base}-{i}"
 

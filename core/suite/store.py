@@ -135,8 +135,8 @@ class SuiteStore:
             existing = self.index.find(key=key, digests=(given,))
             if existing is not None:
                 return AddResult(record=existing, new=False)
-            name = unique(task.name, _Taken(self.index.name_taken))
-            folder = unique(dir_name(name), _Taken(lambda d: self.index.dir_taken(d) or os.path.lexists(self.tasks_dir / d)))
+            name = unique(task.name, self.index.name_taken)
+            folder = unique(dir_name(name), lambda d: self.index.dir_taken(d) or os.path.lexists(self.tasks_dir / d))
             stored = placed(task if name == task.name else task.renamed(name), folder)
             digest = stored.digest()
             if digest != given and (existing := self.index.find(digests=(digest,))) is not None:
@@ -175,15 +175,6 @@ class SuiteStore:
         with self._locked():
             if not self.index.set_status(name, status, _report_json(report)):
                 raise SuiteError(f"no task {name!r} in suite {self.root}", hint="`autoenvscaling suite list` shows the names")
-
-    def set_info(self, *, name: str | None = None, description: str | None = None) -> None:
-        """Change the dataset name or description written to dataset.toml."""
-        with self._locked():
-            if name is not None:
-                self.index.set_meta("name", name)
-            if description is not None:
-                self.index.set_meta("description", description)
-            self._changed()
 
     @contextmanager
     def batch(self) -> Iterator["SuiteStore"]:
@@ -329,13 +320,13 @@ class SuiteStore:
         except TaskFormatError:
             quarantine = self.root / QUARANTINE
             quarantine.mkdir(exist_ok=True)
-            path.rename(quarantine / unique(folder, _Taken(lambda d: os.path.lexists(quarantine / d))))
+            path.rename(quarantine / unique(folder, lambda d: os.path.lexists(quarantine / d)))
             return
         digest = task.digest()
         if self.index.find(digests=(digest,)) is not None:
             _delete(path)  # a second copy of a stored task
             return
-        name = unique(task.name, _Taken(self.index.name_taken))
+        name = unique(task.name, self.index.name_taken)
         if name != task.name:
             task = task.renamed(name)
             write_task(task, path, overwrite=True)
@@ -343,16 +334,6 @@ class SuiteStore:
         facets = facets_of(task)
         self.index.insert(TaskRecord(name=name, dir=folder, digest=digest, source_digest=digest, added_at=_now(),
                                      source=str(path), **facets.model_dump()), state="ready")
-
-
-class _Taken:
-    """A container view over a predicate, for ``unique()``."""
-
-    def __init__(self, predicate: Any) -> None:
-        self._predicate = predicate
-
-    def __contains__(self, item: object) -> bool:
-        return bool(self._predicate(item))
 
 
 def _check_creatable(root: Path) -> None:

@@ -9,7 +9,7 @@ environment's build, not in the task.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
@@ -112,9 +112,6 @@ class Task(BaseModel):
     def step_instruction(self, step: StepConfig) -> str:
         f = self.files.get(f"steps/{step.name}/instruction.md")
         return f.text if f else (self.instruction or "")
-
-    def iter_files(self) -> Iterator[tuple[str, TaskFile]]:
-        yield from self.files.items()
 
     @property
     def provenance(self) -> Provenance:

@@ -8,14 +8,11 @@ import json
 import random
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import click
 
 from autoenvscaling.api import UsageError
-
-if TYPE_CHECKING:
-    from .settings import Generation, Roles, ScaleRewards
 
 
 @click.command()
@@ -52,11 +49,8 @@ if TYPE_CHECKING:
 @click.option("--backend", "backend_name", default="bwrap", show_default=True, help="Sandbox backend.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the outcome as JSON.")
-def train(suite_dir: Path, model: str, steps: int, out: Path, resume: bool, group_size: int, groups: int,
-          learning_rate: float, temperature: float, max_turns: int, tokens_per_turn: int, max_resamples: int,
-          no_dynamic_sampling: bool,
-          roles: Roles, scale_rewards: ScaleRewards, held_out_fraction: float, eval_every: int, eval_rollouts: int,
-          generation: Generation, backend_name: str, seed: int, as_json: bool) -> None:
+def train(suite_dir: Path, model: str, out: Path, resume: bool, no_dynamic_sampling: bool, held_out_fraction: float,
+          backend_name: str, as_json: bool, **options: Any) -> None:
     """Train a solver with multi-turn GRPO (TRL) on the tasks of a suite.
 
     Each rollout runs in its own sandbox with the solver's tools; the verifier's reward (the
@@ -78,21 +72,17 @@ def train(suite_dir: Path, model: str, steps: int, out: Path, resume: bool, grou
         store.close()
     if len(tasks) < 1:
         raise UsageError(f"the suite {suite_dir} has no tasks", hint="autoenvscaling generate --mix terminal=1 -n 20 --out DIR")
+    settings = GRPOSettings(dynamic_sampling=not no_dynamic_sampling, **options)  # the options named as its fields
     held = round(len(tasks) * held_out_fraction) if len(tasks) > 1 else 0
     order = list(tasks)
-    random.Random(f"held-out:{seed}").shuffle(order)
+    random.Random(f"held-out:{settings.seed}").shuffle(order)
     held_out, pool = order[:held], order[held:]
-    settings = GRPOSettings(steps=steps, group_size=group_size, groups=groups, learning_rate=learning_rate,
-                            temperature=temperature,
-                            max_turns=max_turns, tokens_per_turn=tokens_per_turn, max_resamples=max_resamples,
-                            dynamic_sampling=not no_dynamic_sampling, roles=roles, scale_rewards=scale_rewards,
-                            eval_every=eval_every, eval_rollouts=eval_rollouts, generation=generation, seed=seed)
     asyncio.run(make_backend(backend_name, host).aclose())  # fail now, in one line, if it cannot run here
     run = GRPORun(pool, model=model, out=out, settings=settings, host=host,
                   backend_factory=lambda: make_backend(backend_name, host), held_out=held_out)
     if not as_json:
         click.echo(f"training {model} on {len(pool)} task(s) of {suite_dir} ({len(held_out)} held out), "
-                   f"{steps} step(s) of {groups} x {group_size} rollouts -> {out}", err=True)
+                   f"{settings.steps} step(s) of {settings.groups} x {settings.group_size} rollouts -> {out}", err=True)
     with contextlib.redirect_stdout(sys.stderr):  # transformers prints its progress logs; stdout is the result
         outcome = run.run(resume=resume)
     result = {"model": str(outcome.model), "steps": outcome.steps, "seconds": round(outcome.seconds, 1),

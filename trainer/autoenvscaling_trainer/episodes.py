@@ -124,11 +124,7 @@ class Rollouts:
     async def solve(self, task: Task, seed: int) -> Episode:
         started = time.monotonic()
         llm = self.policy(self.tokens_per_turn)
-        participant = self.generator.join()  # before the sandbox starts: batches never depend on timing
-        try:
-            result = await self.runner.run(task, _Participating(self.solver(llm, seed), participant))
-        finally:
-            participant.leave()
+        result = await self._trial(task, llm, seed)
         scored = result.status in ("ok", "timeout") and llm.started
         reward = result.reward if scored else None
         trajectory = result.trajectory
@@ -177,16 +173,17 @@ class Rollouts:
             "calibration_band": self.calibration_band})
 
         async def rollouts(indices: Sequence[int]) -> list[Any]:
-            return list(await asyncio.gather(*(self._calibration_trial(task, rollout_seed(task, i)) for i in indices)))
+            trials = (self._trial(task, self.policy(self.tokens_per_turn), rollout_seed(task, i)) for i in indices)
+            return list(await asyncio.gather(*trials))
 
         return (await calibrate(task, settings, rollouts)).gate
 
-    async def _calibration_trial(self, task: Task, seed: int) -> Any:
-        """A solver rollout of a proposed task: the policy solves it, nothing is recorded."""
-        participant = self.generator.join()
+    async def _trial(self, task: Task, llm: PolicyLLM, seed: int) -> Any:
+        """A trial of ``task`` by the solver talking to ``llm`` (for calibration, a fresh policy whose
+        stream nobody records)."""
+        participant = self.generator.join()  # before the sandbox starts: batches never depend on timing
         try:
-            return await self.runner.run(task, _Participating(self.solver(self.policy(self.tokens_per_turn), seed),
-                                                              participant))
+            return await self.runner.run(task, _Participating(self.solver(llm, seed), participant))
         finally:
             participant.leave()
 

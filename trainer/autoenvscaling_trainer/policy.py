@@ -23,7 +23,7 @@ import inspect
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from autoenvscaling.api import (
     ChatMessage, ChatResponse, ChatTemplate, LLMBackend, LLMRequestError, ToolSpec, Usage, parse_tool_calls,
@@ -70,14 +70,17 @@ class Generator(abc.ABC):
         """A participant left: nothing to do unless the generator batches."""
 
     async def generate(self, prefix: list[int], *, max_new_tokens: int, seed: int) -> Generated:
-        return await asyncio.to_thread(self._timed, prefix, max_new_tokens, seed)
+        replies = await asyncio.to_thread(self._timed,
+                                          lambda: [self._generate(prefix, max_new_tokens=max_new_tokens, seed=seed)])
+        return replies[0]
 
-    def _timed(self, prefix: list[int], max_new_tokens: int, seed: int) -> Generated:
+    def _timed(self, generate: Callable[[], list[Generated]]) -> list[Generated]:
+        """``generate()``'s replies, counted in the generator's tokens and seconds (one call at a time)."""
         with self._lock:
             started = time.monotonic()
-            out = self._generate(prefix, max_new_tokens=max_new_tokens, seed=seed)
+            out = generate()
             self.seconds += time.monotonic() - started
-            self.tokens += len(out.ids)
+            self.tokens += sum(len(g.ids) for g in out)
         return out
 
     @abc.abstractmethod
@@ -149,7 +152,9 @@ class TransformersGenerator(Generator):
 
     async def _run(self, batch: list[_Request]) -> None:
         try:
-            results = await asyncio.to_thread(self._timed_batch, batch)
+            requests = [(r.prefix, r.max_new_tokens, r.seed) for r in batch]
+            results = await asyncio.to_thread(self._timed, lambda: self._generate_batch(requests))
+            self.batches.append(len(batch))
         except BaseException as exc:  # every waiting rollout learns of the failure
             for r in batch:
                 if not r.future.done():
@@ -161,15 +166,6 @@ class TransformersGenerator(Generator):
         finally:
             self._running = False
             self._flush()
-
-    def _timed_batch(self, batch: list[_Request]) -> list[Generated]:
-        with self._lock:
-            started = time.monotonic()
-            out = self._generate_batch([(r.prefix, r.max_new_tokens, r.seed) for r in batch])
-            self.seconds += time.monotonic() - started
-            self.tokens += sum(len(g.ids) for g in out)
-            self.batches.append(len(batch))
-        return out
 
     def _generate(self, prefix: list[int], *, max_new_tokens: int, seed: int) -> Generated:
         return self._generate_batch([(prefix, max_new_tokens, seed)])[0]

@@ -214,29 +214,16 @@ class RolloutEngine:
     def output(self, groups: list[Group]) -> dict[str, list[Any]]:
         assert self.generator is not None
         placeholder = [self.generator.eos_ids[0]]
-        out: dict[str, list[Any]] = {"prompt_ids": [], "completion_ids": [], "logprobs": [], "env_mask": [],
-                                     "env_reward": [], "role": []}
+        columns = ("prompt_ids", "completion_ids", "logprobs", "env_mask", "env_reward", "role")
+        out: dict[str, list[Any]] = {column: [] for column in columns}
         for group in groups:
             for episode in group.episodes:
                 stream = episode.stream
-                if not stream.prompt_ids or not stream.completion_ids:
-                    # The model never spoke (the sandbox failed first): nothing to train on.
-                    out["prompt_ids"].append(stream.prompt_ids or placeholder)
-                    out["completion_ids"].append(placeholder)
-                    out["logprobs"].append([0.0])
-                    out["env_mask"].append([0])
-                else:
-                    out["prompt_ids"].append(stream.prompt_ids)
-                    out["completion_ids"].append(stream.completion_ids)
-                    out["logprobs"].append(stream.logprobs)
-                    out["env_mask"].append(stream.env_mask)
-                out["env_reward"].append(episode.reward)
-                out["role"].append(episode.role)
+                if stream.prompt_ids and stream.completion_ids:
+                    row = (stream.prompt_ids, stream.completion_ids, stream.logprobs, stream.env_mask)
+                else:  # the model never spoke (the sandbox failed first): nothing to train on
+                    row = (stream.prompt_ids or placeholder, placeholder, [0.0], [0])
+                for column, value in zip(columns, (*row, episode.reward, episode.role)):
+                    out[column].append(value)
         return out
 
-
-def episode_rows(groups: list[Group]) -> list[dict[str, Any]]:
-    """One row per rollout, for the run's records."""
-    return [{"role": g.role, "task": g.key, "seed": e.seed, "reward": e.reward, "status": e.status,
-             "detail": e.detail[:300], "replies": e.stream.replies, "seconds": round(e.seconds, 3)}
-            for g in groups for e in g.episodes]

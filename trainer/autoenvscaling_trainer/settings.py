@@ -68,9 +68,7 @@ class GRPOSettings(BaseModel):
 
     def role_groups(self) -> dict[Role, int]:
         """How many of a step's groups each role gets."""
-        if self.roles == "solver":
-            return {"solver": self.groups}
-        if self.roles == "proposer":
-            return {"proposer": self.groups}
+        if self.roles != "both":
+            return {self.roles: self.groups}
         proposer = min(self.groups - 1, max(1, round(self.groups * self.proposer_share)))
         return {"solver": self.groups - proposer, "proposer": proposer}

@@ -297,7 +297,7 @@ class MetricsLog:
         tmp = self.path.with_suffix(".tmp")
         tmp.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in kept))
         os.replace(tmp, self.path)
-        self.writer: Any = None
+        self.writer: Any
         try:
             from torch.utils.tensorboard import SummaryWriter
 

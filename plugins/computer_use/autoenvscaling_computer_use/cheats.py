@@ -218,10 +218,6 @@ def _order(task: Task) -> tuple[list[dict], str, dict]:
     return [{"product_id": pid, "qty": qty} for pid, qty, *_ in items], coupon or "", shipping
 
 
-def _reviewed(exp: dict) -> bool:
-    return "SELECT reviewed" in exp.get("query", "")
-
-
 class ShopCheat(ComputerUseCheat):
     """A cheat on the shop's checkout: it knows the order the spec wants (items, coupon, address)."""
 
@@ -268,7 +264,8 @@ class ApiOrderThenReview(ShopCheat):
     def control(self, task: Task) -> Task | None:
         # A verifier that takes the journal's word for the review: any answer below 400 counts (a redirect
         # away from an empty cart too), and it does not look at the order's reviewed flag.
-        return spec_control(task, lambda e: not _reviewed(e), journal=lambda j: {k: v for k, v in j.items() if k != "status"})
+        return spec_control(task, lambda e: "SELECT reviewed" not in e.get("query", ""),
+                            journal=lambda j: {k: v for k, v in j.items() if k != "status"})
 
 
 FORGED_TOKEN = "0123456789abcdef0123456789abcdef"
@@ -419,9 +416,9 @@ class LookalikePage(ScreenCheat):
 
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
         phrase = self.success(task)[0][0]
-        items = "".join(f"<li>{_html(v)}</li>" for v in _values(self.spec(task)))
+        items = "".join(f"<li>{html.escape(v)}</li>" for v in _values(self.spec(task)))
         page = (f"<!doctype html><html><head><meta charset=\"utf-8\"><title>Done</title></head><body><h1>Done</h1>"
-                f'<div class="flash" role="status">{_html(phrase)}</div><ul>{items}</ul></body></html>')
+                f'<div class="flash" role="status">{html.escape(phrase)}</div><ul>{items}</ul></body></html>')
         # One command: a sandbox may end a command's processes with it, and the page outlives its server.
         return [f"mkdir -p /tmp/.aes-look && printf %s {shlex.quote(page)} > /tmp/.aes-look/index.html && "
                 f"{{ python3 -m http.server {LOOKALIKE_PORT} --bind 127.0.0.1 -d /tmp/.aes-look >/dev/null 2>&1 "
@@ -438,10 +435,6 @@ def _values(spec: dict) -> list[str]:
             if str(v) and str(v) not in out:
                 out.append(str(v))
     return out
-
-
-def _html(text: object) -> str:
-    return html.escape(str(text))
 
 
 CHEATS: tuple[type[ComputerUseCheat], ...] = (

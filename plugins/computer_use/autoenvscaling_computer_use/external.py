@@ -492,7 +492,8 @@ class WebCollectionFormat(TaskFormat):
             yield exc
             return
         for _, item in items:
-            yield item if isinstance(item, Task) else _with_collection(Path(path), item)
+            yield item if isinstance(item, Task) else CollectionError(f"{Path(path).name}/{item.message}",
+                                                                      hint=item.hint)
 
     def labelled(self, path: Path) -> Iterator[tuple[str, Task | TaskFormatError]]:
         _, items = convert(path)
@@ -504,10 +505,6 @@ class WebCollectionFormat(TaskFormat):
     def count(self, path: Path) -> int | None:
         tasks = Path(path) / TASKS_JSONL
         return sum(1 for line in tasks.read_text(encoding="utf-8").splitlines() if line.strip()) if tasks.is_file() else None
-
-
-def _with_collection(root: Path, exc: CollectionError) -> CollectionError:
-    return CollectionError(f"{root.name}/{exc.message}", hint=exc.hint)
 
 
 # -- importing with admission ----------------------------------------------------------------------

@@ -84,14 +84,12 @@ def forge(spec: dict, seed_sql: str) -> dict:
     for exp in spec["expect"]:  # queries last: they fill in the rows the inserts made
         if "query" in exp:
             _meet_query(db, exp["query"], exp["rows"], new_ids)
-    before = scorer().seed_tables(seed_sql)
     after = scorer().db_tables(db)
-    state = {"tables": after, "journal": journal}
-    reward, results, fatal = scorer().score(spec, seed_sql, state)
+    reward, results, fatal = scorer().score(spec, seed_sql, {"tables": after, "journal": journal})
     if reward < 1.0:
         unmet = fatal or next((r["what"] for r in results if not r["ok"]), "")
         raise ForgeError(f"the forged state scores {reward:g}: {unmet}")
-    return {"tables": _diff(before, after), "journal": journal}
+    return {"tables": _diff(scorer().seed_tables(seed_sql), after), "journal": journal}
 
 
 def forged_state(spec: dict, seed_sql: str) -> dict:

@@ -34,44 +34,6 @@ def is_external(task: Task) -> bool:
     return str(task.provenance.family or "").startswith("external:")
 
 
-def _spec_problem(task: Task) -> str:
-    """The computer_use checks of a generated task (its files are there: ComputerUseLintGate.required)."""
-    from .apps import webapp
-
-    try:
-        spec = json.loads(task.files["tests/spec.json"].text)
-    except ValueError as exc:
-        return f"tests/spec.json is not valid JSON ({exc})"
-    app = spec.get("app", "")
-    if f"environment/aes/aes_apps/{app}.py" not in task.files:
-        return f"the spec's app {app!r} is not in the image (environment/aes/aes_apps/{app}.py)"
-    seed = task.files["tests/seed.sql"].data
-    if seed != task.files["environment/seed.sql"].data:
-        return "tests/seed.sql is not the image's environment/seed.sql: the verifier would diff against other data"
-    if task.files["tests/state.key"].data.strip() != task.files["environment/state.key"].data.strip():
-        return "tests/state.key is not the key the image's app reads (environment/state.key)"
-    try:
-        seeded = webapp.load_seed(seed.decode())
-    except Exception as exc:  # noqa: BLE001 - any SQL error is the task's defect
-        return f"environment/seed.sql does not load: {exc}"
-    if spec.get("seed_digest") != webapp.digest(seeded):
-        return "the spec's seed_digest is not the digest of seed.sql"
-    tables = set(webapp.tables(seeded))
-    expect = spec.get("expect")
-    if not isinstance(expect, list) or not expect:
-        return "the spec has no expectations: the verifier would have nothing to score"
-    for i, exp in enumerate(expect):
-        kinds = [k for k in KINDS if k in exp]
-        if len(kinds) != 1:
-            return f"expectation {i + 1} must have exactly one of {', '.join(KINDS)}"
-        if kinds[0] in ("key", "insert", "deleted") and exp.get("table") not in tables:
-            return f"expectation {i + 1} names table {exp.get('table')!r}, which the seed lacks"
-    if STATE_SOCKET not in task.config.verifier.outputs or task.config.verifier.effective_view != "outputs":
-        return (f'task.toml must declare outputs = ["{STATE_SOCKET}"] in [metadata.autoenvscaling.verifier]: the '
-                "verifier then sees the pristine image plus the state interface, and nothing else the agent changed")
-    return ""
-
-
 class ComputerUseLintGate(DomainLintGate):
     name = "computer-use-lint"
     order = 17
@@ -86,7 +48,42 @@ class ComputerUseLintGate(DomainLintGate):
 
     @classmethod
     def domain_problem(cls, task: Task) -> str:
-        return _spec_problem(task)
+        """The computer_use checks of a generated task (its files are there: ComputerUseLintGate.required)."""
+        from .apps import webapp
+
+        try:
+            spec = json.loads(task.files["tests/spec.json"].text)
+        except ValueError as exc:
+            return f"tests/spec.json is not valid JSON ({exc})"
+        app = spec.get("app", "")
+        if f"environment/aes/aes_apps/{app}.py" not in task.files:
+            return f"the spec's app {app!r} is not in the image (environment/aes/aes_apps/{app}.py)"
+        seed = task.files["tests/seed.sql"].data
+        if seed != task.files["environment/seed.sql"].data:
+            return "tests/seed.sql is not the image's environment/seed.sql: the verifier would diff against other data"
+        if task.files["tests/state.key"].data.strip() != task.files["environment/state.key"].data.strip():
+            return "tests/state.key is not the key the image's app reads (environment/state.key)"
+        try:
+            seeded = webapp.load_seed(seed.decode())
+        except Exception as exc:  # noqa: BLE001 - any SQL error is the task's defect
+            return f"environment/seed.sql does not load: {exc}"
+        if spec.get("seed_digest") != webapp.digest(seeded):
+            return "the spec's seed_digest is not the digest of seed.sql"
+        tables = set(webapp.tables(seeded))
+        expect = spec.get("expect")
+        if not isinstance(expect, list) or not expect:
+            return "the spec has no expectations: the verifier would have nothing to score"
+        for i, exp in enumerate(expect):
+            kinds = [k for k in KINDS if k in exp]
+            if len(kinds) != 1:
+                return f"expectation {i + 1} must have exactly one of {', '.join(KINDS)}"
+            if kinds[0] in ("key", "insert", "deleted") and exp.get("table") not in tables:
+                return f"expectation {i + 1} names table {exp.get('table')!r}, which the seed lacks"
+        if STATE_SOCKET not in task.config.verifier.outputs or task.config.verifier.effective_view != "outputs":
+            return (f'task.toml must declare outputs = ["{STATE_SOCKET}"] in [metadata.autoenvscaling.verifier]: '
+                    "the verifier then sees the pristine image plus the state interface, and nothing else the agent "
+                    "changed")
+        return ""
 
 
 def lint_problem(task: Task) -> str:

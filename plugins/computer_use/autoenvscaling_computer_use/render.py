@@ -27,9 +27,9 @@ import secrets
 from pathlib import Path
 from importlib import resources
 
-from autoenvscaling.api import Task, TaskFile, package_reader, qualified_name, render_task, verifier_library
+from autoenvscaling.api import Task, TaskFile, label_of, package_reader, qualified_name, render_task, verifier_library
 
-from .families.base import Draft, label_of
+from .families.base import Draft
 
 DOMAIN = "computer_use"
 PORT = 8080
@@ -97,7 +97,6 @@ def installation_secret() -> bytes:
     override = _SECRET_OVERRIDE.get()
     if override is not None:
         return override
-
     path = Path(os.environ.get("AES_CU_SECRET_FILE") or cache_dir() / "computer_use" / "state-key-secret")
     try:
         return bytes.fromhex(path.read_text().strip())
@@ -110,28 +109,13 @@ def installation_secret() -> bytes:
         return bytes.fromhex(path.read_text().strip())
 
 
-def state_key(name: str) -> str:
-    return hmac.new(installation_secret(), name.encode(), hashlib.sha256).hexdigest()
-
-
-def task_name(family: str, draft: Draft, *, seed: int, level: int) -> str:
-    return f"cu-{family}-{draft.kind}-l{level}-s{seed}".replace("_", "-")
-
-
-def webapp_module():  # noqa: ANN201 - the image's webapp module, imported on the host
-    from .apps import webapp
-
-    return webapp
-
-
 def render(family: str, draft: Draft, *, seed: int, level: int) -> Task:
-    from .apps import app_module
+    from .apps import app_module, webapp
 
-    webapp = webapp_module()
     label = label_of(level)
-    name = qualified_name(task_name(family, draft, seed=seed, level=level))
+    name = qualified_name(f"cu-{family}-{draft.kind}-l{level}-s{seed}".replace("_", "-"))
     seed_sql = webapp.seed_sql(app_module(draft.app).SCHEMA, draft.rows)
-    key = state_key(name)
+    key = hmac.new(installation_secret(), name.encode(), hashlib.sha256).hexdigest()  # the state key
     spec = {"family": family, "app": draft.app, "expect": draft.expect, "free_tables": draft.free_tables,
             "seed_digest": webapp.seed_digest(seed_sql)}
     files: dict[str, bytes | str | TaskFile] = {

@@ -126,12 +126,10 @@ class Reference:
     def header(self) -> str:
         lines = [ast.unparse(n) for n in self.preamble]
         have = {a.asname or a.name for n in self.preamble if isinstance(n, ast.Import) for a in n.names}
-        if "triton" not in have:
-            lines.insert(0, "import triton")
-        if "tl" not in have:
-            lines.insert(1, "import triton.language as tl")
-        if "nn" not in have:
-            lines.insert(2, "import torch.nn as nn")
+        needed = [("triton", "import triton"), ("tl", "import triton.language as tl"), ("nn", "import torch.nn as nn")]
+        for position, (name, line) in enumerate(needed):
+            if name not in have:
+                lines.insert(position, line)
         return "\n".join(lines) + "\n" + _NOOP_KERNEL
 
     def signature(self) -> str:

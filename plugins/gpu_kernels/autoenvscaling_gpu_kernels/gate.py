@@ -20,7 +20,7 @@ from autoenvscaling.api import DomainLintGate, Evidence, GateResult, Task
 
 from .families.base import DTYPES
 from .render import DOMAIN, harness_files
-from .verifier_lint import lint_source
+from .verifier.kernellint import lint
 
 REQUIRED = ("tests/test.sh", "tests/spec.json", "tests/reference.py", "environment/app/reference.py",
             "solution/solve.sh", "solution/solution.py")
@@ -91,8 +91,8 @@ class GpuKernelsLintGate(DomainLintGate):
             return "[metadata.autoenvscaling] public_files must be [\"tests/reference.py\"] (the only hidden file the agent sees)"
         if text["environment/app/reference.py"] != text["tests/reference.py"]:
             return "environment/app/reference.py differs from tests/reference.py (the agent must see the reference it is judged against)"
-        lint = lint_source(text["solution/solution.py"], spec)
-        return f"the reference solution breaks the kernel lint: {lint[0]}" if lint else ""
+        broken = lint(text["solution/solution.py"], spec)
+        return f"the reference solution breaks the kernel lint: {broken[0]}" if broken else ""
 
     @classmethod
     def warnings(cls, task: Task) -> list[str]:

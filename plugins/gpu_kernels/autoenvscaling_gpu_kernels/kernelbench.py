@@ -38,10 +38,10 @@ class KernelBenchFormat(TaskFormat):
     can_export = False
 
     def detect(self, path: Path) -> bool:
-        return any(_is_problem(p) for p in _files(Path(path)))
+        return bool(_problems(Path(path)))
 
     def scan(self, path: Path) -> Iterator[Task | TaskFormatError]:
-        files = [p for p in _files(Path(path)) if _is_problem(p)]
+        files = _problems(Path(path))
         if not files:
             yield TaskFormatError(f"{path}: no KernelBench problem file (a .py defining Model, get_inputs and get_init_inputs)",
                                   hint="point at a problem file or a folder of them, e.g. KernelBench/level1")
@@ -52,13 +52,13 @@ class KernelBenchFormat(TaskFormat):
                 yield exc
 
     def count(self, path: Path) -> int | None:
-        return sum(1 for p in _files(Path(path)) if _is_problem(p))
+        return len(_problems(Path(path)))
 
 
-def _files(path: Path) -> list[Path]:
-    if path.is_file():
-        return [path]
-    return sorted(p for p in path.glob("*.py") if p.is_file()) if path.is_dir() else []
+def _problems(path: Path) -> list[Path]:
+    """The problem files at ``path``: the file itself, or the .py files of the folder."""
+    files = [path] if path.is_file() else sorted(p for p in path.glob("*.py") if p.is_file()) if path.is_dir() else []
+    return [p for p in files if _is_problem(p)]
 
 
 def _is_problem(path: Path) -> bool:

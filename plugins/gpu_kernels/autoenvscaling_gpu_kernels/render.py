@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from importlib import resources
 
-from autoenvscaling.api import Task, package_reader, qualified_name, render_task, verifier_library
+from autoenvscaling.api import Task, label_of, package_reader, qualified_name, render_task, verifier_library
 
 from .families.base import Problem
 
@@ -118,7 +118,6 @@ def task_name(problem: Problem, *, seed: int) -> str:
 
 
 def render(problem: Problem, *, seed: int) -> Task:
-    label = {1: "easy", 2: "medium", 3: "hard"}.get(problem.level, "medium")
     name = qualified_name(task_name(problem, seed=seed))
     files: dict[str, str] = {
         "environment/Dockerfile": DOCKERFILE,
@@ -133,7 +132,7 @@ def render(problem: Problem, *, seed: int) -> Task:
     files.update({f"tests/{n}": text for n, text in harness_files().items()})
     tags = sorted({"triton", "kernel", problem.family.replace("_", "-"), problem.variant.replace("_", "-"), problem.dtype})
     return render_task(
-        domain=DOMAIN, family=problem.family, seed=seed, difficulty=label, name=name,
+        domain=DOMAIN, family=problem.family, seed=seed, difficulty=label_of(problem.level), name=name,
         instruction=instruction(problem, name), description=f"Triton kernel: {problem.operation}", files=files, tags=tags,
         # the answer is one file: the verifier sees the pristine image plus /app/solution.py
         verifier={"timeout_sec": 900.0, "outputs": [SOLUTION_PATH]}, agent={"timeout_sec": 1800.0},

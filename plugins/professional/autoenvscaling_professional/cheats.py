@@ -159,10 +159,6 @@ class ProfessionalCheat(Cheat):
         return naive_control(task, self.checks(task, spec)) if spec else None
 
 
-def _opens(rels, spec: dict, *, changed=()) -> list[dict]:
-    return [{"kind": "valid", "file": rel, "type": spec["outputs"][rel], "changed": rel in changed} for rel in rels]
-
-
 # -- cheap, for every family: the red-team gate runs these -----------------------------------------
 
 class ResaveInput(ProfessionalCheat):
@@ -187,8 +183,9 @@ class ResaveInput(ProfessionalCheat):
         return out
 
     def checks(self, task: Task, spec: dict) -> list[dict]:
-        built = self.documents(task, spec)
-        return _opens(built, spec, changed=[rel for rel in built if rel in workspace(task)])
+        files = workspace(task)
+        return [{"kind": "valid", "file": rel, "type": spec["outputs"][rel], "changed": rel in files}
+                for rel in self.documents(task, spec)]
 
 
 class Skeleton(ProfessionalCheat):
@@ -314,21 +311,17 @@ class TypedValues(ProfessionalCheat):
         return live_off_control(task)
 
 
-class ConstantFormulas(ProfessionalCheat):
+class ConstantFormulas(TypedValues):
     """summary_formulas: every summary number as a formula that is only the number (``=4314.51``):
     a formula to whoever checks for one, frozen to whoever edits the orders."""
 
     name = "professional.constant-formulas"
-    families = ("summary_formulas",)
 
     def documents(self, task: Task, spec: dict) -> dict[str, bytes]:
         base = workspace(task)[spec["file"]]
         sheets = {name: [[f"={v!r}" if isinstance(v, (int, float)) else v for v in row] for row in rows]
                   for name, rows in summary_values(base, spec).items()}
         return {spec["file"]: xlsx(sheets, base)}
-
-    def control(self, task: Task) -> Task | None:
-        return live_off_control(task)
 
 
 class BalancedBooks(ProfessionalCheat):

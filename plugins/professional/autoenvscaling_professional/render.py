@@ -68,10 +68,6 @@ def stable_package(data: bytes) -> bytes:
     return out.getvalue()
 
 
-def dockerfile() -> str:
-    return PREAMBLE + "COPY app/ /app/\n"
-
-
 def verifier_outputs(outputs: dict[str, str]) -> list[str]:
     """The task's verifier ``outputs``: the only paths of the agent's the verifier sees (the rest
     of /app and of the image is put back as it was built). An output inside a folder
@@ -80,25 +76,18 @@ def verifier_outputs(outputs: dict[str, str]) -> list[str]:
     return sorted({f"/app/{rel.split('/', 1)[0]}" for rel in outputs})
 
 
-def task_name(family: str, draft: Draft, *, seed: int, level: int) -> str:
-    return f"{DOMAIN}-{family}-{draft.kind}-l{level}-s{seed}".replace("_", "-")
-
-
 def render(family: str, draft: Draft, *, seed: int, level: int) -> Task:
     label = label_of(level)
-    name = task_name(family, draft, seed=seed, level=level)
+    name = f"{DOMAIN}-{family}-{draft.kind}-l{level}-s{seed}".replace("_", "-")
     workspace = {rel: stable_package(data) if rel.lower().endswith(PACKAGE_SUFFIXES) and zipfile.is_zipfile(io.BytesIO(data))
                  else data for rel, data in draft.files.items()}
-    spec = dict(draft.spec)
-    spec["family"] = family
-    spec["outputs"] = dict(draft.outputs)
+    spec = {**draft.spec, "family": family, "outputs": dict(draft.outputs)}
     # inputs the agent must not edit: every workspace file that is not an output
     spec["keep"] = {rel: hashlib.sha256(data).hexdigest() for rel, data in sorted(workspace.items())
                     if rel not in draft.outputs}
-    params = dict(draft.params)
-    params["outputs"] = dict(draft.outputs)
+    params = {**draft.params, "outputs": dict(draft.outputs)}
     files: dict[str, bytes | str | TaskFile] = {
-        "environment/Dockerfile": dockerfile(),
+        "environment/Dockerfile": PREAMBLE + "COPY app/ /app/\n",
         "tests/test.sh": package_text("verifier", "test.sh"),
         "tests/profcheck.py": package_text("verifier", "profcheck.py"),
         **{f"tests/{n}": text for n, text in verifier_library().items()},  # profcheck.py's library

@@ -24,13 +24,13 @@ from typing import ClassVar
 
 from autoenvscaling.api import Cheat, StepConfig, Task, TaskFile
 
+from .gate import REPO, repo_files, spec_of
 from .generate import test_functions, test_path
 from .patches import apply_patch
 from .render import DOMAIN, SNAPSHOT_RUN, WORKDIR, package_text, read_patch, swe_fields
 from .suite import code_modules
 from .verifier.swe_verify import is_test_path
 
-REPO = "environment/repo/"
 EOF = "AES_SWE_CHEAT"
 # How the agent runs its own tests (the repository's src/ first, like the verifier).
 PYTEST_SH = (f"cd {WORKDIR} && PYTHONPATH={WORKDIR}/src:{WORKDIR} python3 -m pytest -q -rfE -p no:cacheprovider "
@@ -38,14 +38,10 @@ PYTEST_SH = (f"cd {WORKDIR} && PYTHONPATH={WORKDIR}/src:{WORKDIR} python3 -m pyt
 
 
 # -- what a cheat reads off the task ------------------------------------------------------------------
-def visible_files(task: Task) -> dict[str, bytes]:
-    return {p[len(REPO):]: f.data for p, f in task.files.items() if p.startswith(REPO)}
-
-
 def module_paths(task: Task) -> dict[str, str]:
     """Each top-level module or package of the code under test -> its path in the sandbox
     (``/app/src/pkg``, ``/app/mod.py``)."""
-    visible = visible_files(task)
+    visible = repo_files(task, REPO)
     out = {}
     for name in code_modules(visible):
         for prefix in ("", "src/"):
@@ -59,7 +55,7 @@ def module_paths(task: Task) -> dict[str, str]:
 def module_files(task: Task) -> list[str]:
     """Every .py file of the code under test, as sandbox paths."""
     roots = [p[len(WORKDIR) + 1:] for p in module_paths(task).values()]
-    return [f"{WORKDIR}/{p}" for p in sorted(visible_files(task)) if p.endswith(".py")
+    return [f"{WORKDIR}/{p}" for p in sorted(repo_files(task, REPO)) if p.endswith(".py")
             and any(p == r or p.startswith(r + "/") for r in roots)]
 
 
@@ -88,7 +84,7 @@ def naive_control(task: Task, mode: str) -> Task:
 
 def visible_only_control(task: Task) -> Task:
     """``task`` whose verifier lists only the failing tests the agent can see: no held-back tests."""
-    spec = json.loads(task.files["tests/swe.json"].text)
+    spec = spec_of(task)
     held = set(swe_fields(task).get("held_back", []))
     spec["fail_to_pass"] = [t for t in spec["fail_to_pass"] if t not in held]
     return task.with_files({"tests/swe.json": json.dumps(spec, indent=1) + "\n"})
@@ -109,7 +105,7 @@ def history_control(task: Task) -> Task:
 def installed_copy_control(task: Task) -> Task:
     """``task`` whose image carries a second, fixed copy of the code under test in dist-packages (what
     a distribution package of the library, or one that vendors it, brings)."""
-    visible = visible_files(task)
+    visible = repo_files(task, REPO)
     fixed = {**visible, **apply_patch(visible, read_patch(task))}
     files: dict[str, bytes | str | TaskFile | None] = {}
     for root in module_paths(task).values():
@@ -127,13 +123,18 @@ def installed_copy_control(task: Task) -> Task:
 
 # -- the cheats ---------------------------------------------------------------------------------------
 class SweCheat(Cheat):
-    """A cheat on swe tasks with the verifier this plugin writes (tests/swe.json) and code to plant in."""
+    """A cheat on swe tasks with the verifier this plugin writes (tests/swe.json) and code to plant in.
+    Its control, unless it gives its own: the naive verifier in mode ``naive``."""
 
     domain = DOMAIN
     gate = False
+    naive: ClassVar[str] = "agent"
 
     def applies(self, task: Task) -> bool:
         return super().applies(task) and "tests/swe.json" in task.files and bool(module_paths(task))
+
+    def control(self, task: Task) -> Task | None:
+        return naive_control(task, self.naive)
 
 
 class PlantedCheat(SweCheat):
@@ -155,9 +156,6 @@ class PlantedCheat(SweCheat):
 
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
         return [append(path, self.planted()) for path in entry_files(task)]
-
-    def control(self, task: Task) -> Task | None:
-        return naive_control(task, self.naive)
 
 
 class JunitRewrite(PlantedCheat):
@@ -299,12 +297,9 @@ class SkipConftest(SweCheat):
             "        item.add_marker(pytest.mark.skip(reason='flaky on this platform'))\n")
 
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
-        dirs = sorted({WORKDIR} | {f"{WORKDIR}/{p.split('/')[0]}" for p in visible_files(task)
+        dirs = sorted({WORKDIR} | {f"{WORKDIR}/{p.split('/')[0]}" for p in repo_files(task, REPO)
                                    if p.split("/")[0] in ("tests", "test") and "/" in p})
         return [f"printf %s {shlex.quote(self.code)} > {shlex.quote(d + '/conftest.py')}" for d in dirs]
-
-    def control(self, task: Task) -> Task | None:
-        return naive_control(task, "agent")
 
 
 # A script run in the sandbox over the test files it is given: every assert statement, every
@@ -355,12 +350,9 @@ class WeakenTests(SweCheat):
         return super().applies(task) and bool(visible_failing(task))
 
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
-        files = sorted(f"{WORKDIR}/{p}" for p in visible_files(task)
+        files = sorted(f"{WORKDIR}/{p}" for p in repo_files(task, REPO)
                        if p.endswith(".py") and is_test_path(p) and not p.endswith("conftest.py"))
         return [f"python3 - {' '.join(shlex.quote(f) for f in files)} <<'{EOF}'\n{WEAKEN_PY}\n{EOF}"]
-
-    def control(self, task: Task) -> Task | None:
-        return naive_control(task, "agent")
 
 
 # Deletes the test functions (or methods) pytest reported failing in /tmp/aes-run.txt.
@@ -400,9 +392,6 @@ class DeleteFailingTests(SweCheat):
 
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
         return [PYTEST_SH, f"cd {WORKDIR} && python3 - <<'{EOF}'\n{DELETE_FAILING_PY}\n{EOF}"]
-
-    def control(self, task: Task) -> Task | None:
-        return naive_control(task, "agent")
 
 
 class GitHistory(SweCheat):
@@ -498,7 +487,7 @@ def special_cases(task: Task) -> dict[str, list[list]]:
     """Per visible failing test function: each library call it checks, as [function name, argument
     sources, keyword sources, expected value source, exception source]. Empty when one of those tests
     checks something else (a value computed in steps, a call of a test helper): nothing to special-case."""
-    visible = visible_files(task)
+    visible = repo_files(task, REPO)
     library = {n.name for f in module_files(task) for n in ast.walk(_parse(visible.get(f[len(WORKDIR) + 1:], b"")))
                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     cases: dict[str, list[list]] = {}

@@ -72,8 +72,7 @@ def generate_cmd(repo_spec: str, commit: str | None, count: int, out: Path, leve
         return
     click.echo(f"{summary['admitted']} instance(s) added to {out} ({summary['skipped']} already there), "
                f"{summary['rejected_by_gates']} rejected by the gates, {summary['errors']} infrastructure errors, "
-               f"{summary['attempts']} candidates screened "
-               f"in {summary['seconds']:.0f}s")
+               f"{summary['attempts']} candidates screened in {summary['seconds']:.0f}s")
     for op, row in sorted(summary["by_operator"].items()):
         click.echo(f"  {op:<18} {row['admitted']:>4}/{row['tried']:<4} admitted by screening")
 
@@ -83,11 +82,11 @@ async def _generate(repo_spec: str, commit: str | None, count: int, out: Path, *
                     max_attempts: int, quiet: bool) -> dict[str, Any]:
     import time
 
-    from autoenvscaling.api import SandboxError, SuiteStore, create_host, make_backend
+    from autoenvscaling.api import SandboxError, SuiteStore, create_host, make_backend, qualified_name
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from .generate import GenerateSettings, SweGenerator
-    from .render import render
+    from .render import instance_name, render
     from .repos import open_repository
 
     start = time.monotonic()
@@ -119,7 +118,7 @@ async def _generate(repo_spec: str, commit: str | None, count: int, out: Path, *
             async with SweGenerator(backend, repository, snapshot, settings=settings) as generator:
                 for i in range(count):
                     instance: Any = "skip"
-                    if not _already(store, snapshot.name, strategy, level, seed + i):
+                    if qualified_name(instance_name(snapshot.name, strategy, level, seed + i)) not in store:
                         try:
                             instance = await generator.instance(seed=seed + i, level=level, strategy=strategy)
                         except SandboxError as exc:  # this seed's infrastructure failure; the batch goes on
@@ -151,23 +150,15 @@ async def _generate(repo_spec: str, commit: str | None, count: int, out: Path, *
                 await llm.aclose()
     return {"repo": snapshot.name, "commit": snapshot.commit, "admitted": added, "skipped": skipped,
             "rejected_by_gates": rejected, "errors": errors, "attempts": len(attempts), "seconds": round(time.monotonic() - start, 1),
-            "by_operator": admission_by(attempts, "operator"), "by_reason": dict(Counter(a.reason for a in attempts))}
+            "by_operator": admission_by_operator(attempts), "by_reason": dict(Counter(a.reason for a in attempts))}
 
 
-def _already(store: Any, repo: str, strategy: str, level: int, seed: int) -> bool:
-    from autoenvscaling.api import qualified_name
-
-    from .render import instance_name
-
-    return qualified_name(instance_name(repo, strategy, level, seed)) in store
-
-
-def admission_by(attempts: list[Any], key: str) -> dict[str, dict[str, int]]:
-    """Screening admissions per operator (each operator of a k-mutation bug counts) or per repository."""
+def admission_by_operator(attempts: list[Any]) -> dict[str, dict[str, int]]:
+    """Screening admissions per operator (each operator of a k-mutation bug counts; a bug made without
+    operators counts under its strategy)."""
     table: dict[str, dict[str, int]] = {}
     for a in attempts:
-        keys = (a.operators or [a.strategy]) if key == "operator" else [getattr(a, key)]
-        for k in keys:
+        for k in a.operators or [a.strategy]:
             row = table.setdefault(k, {"tried": 0, "admitted": 0})
             row["tried"] += 1
             row["admitted"] += int(a.admitted)

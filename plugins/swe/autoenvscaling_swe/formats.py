@@ -147,7 +147,8 @@ class SweBenchFormat(TaskFormat):
             return False
         return isinstance(row, dict) and all(f in row for f in FIELDS)
 
-    def _rows(self, path: Path) -> Iterator[tuple[int, dict[str, Any] | TaskFormatError]]:
+    def scan(self, path: Path) -> Iterator[Task | TaskFormatError]:
+        """One task per row (``read``: the same, stopping at the first error)."""
         with Path(path).open(encoding="utf-8") as fh:
             for number, line in enumerate(fh, 1):
                 if not line.strip():
@@ -155,25 +156,15 @@ class SweBenchFormat(TaskFormat):
                 try:
                     row = json.loads(line)
                 except ValueError as exc:
-                    yield number, TaskFormatError(f"{path}:{number}: not JSON ({exc})")
+                    yield TaskFormatError(f"{path}:{number}: not JSON ({exc})")
                     continue
-                yield number, row if isinstance(row, dict) else TaskFormatError(f"{path}:{number}: not an object")
-
-    def read(self, path: Path) -> Iterator[Task]:
-        for _number, row in self._rows(path):
-            if isinstance(row, TaskFormatError):
-                raise row
-            yield task_of(row)
-
-    def scan(self, path: Path) -> Iterator[Task | TaskFormatError]:
-        for _number, row in self._rows(path):
-            if isinstance(row, TaskFormatError):
-                yield row
-                continue
-            try:
-                yield task_of(row)
-            except TaskFormatError as exc:
-                yield exc
+                if not isinstance(row, dict):
+                    yield TaskFormatError(f"{path}:{number}: not an object")
+                    continue
+                try:
+                    yield task_of(row)
+                except TaskFormatError as exc:
+                    yield exc
 
     def count(self, path: Path) -> int | None:
         with Path(path).open(encoding="utf-8") as fh:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import ast
 import asyncio
 import json
-import time
 
 from autoenvscaling.api import DomainLintGate, Evidence, Gate, GateContext, GateResult, Task
 

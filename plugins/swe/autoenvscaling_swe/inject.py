@@ -131,16 +131,16 @@ def splice_function(source: str, spec: FunctionSpec, reply: str) -> str | None:
     """``source`` with the function replaced by the one in ``reply`` (re-indented); None when the reply
     holds no function of that name or the result does not parse."""
     match = _CODE_BLOCK.search(reply)
-    code = (match.group(1) if match else reply).strip("\n")
+    code = textwrap.dedent((match.group(1) if match else reply).strip("\n"))
     try:
-        tree = ast.parse(_dedent(code))
+        tree = ast.parse(code)
     except SyntaxError:
         return None
     name = spec.qualname.rsplit(".", 1)[-1]
     funcs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name]
     if not funcs:
         return None
-    code_lines = _dedent(code).splitlines()
+    code_lines = code.splitlines()
     func = funcs[0]
     first = min([func.lineno] + [d.lineno for d in func.decorator_list])
     body = [spec.indent + line if line.strip() else "" for line in code_lines[first - 1:func.end_lineno]]
@@ -151,10 +151,6 @@ def splice_function(source: str, spec: FunctionSpec, reply: str) -> str | None:
     except SyntaxError:
         return None
     return result if result != source else None
-
-
-def _dedent(code: str) -> str:
-    return textwrap.dedent(code)
 
 
 async def llm_candidates(snapshot: Snapshot, llm: LLMBackend, rng: random.Random, *, limit: int) -> AsyncIterator[Candidate]:

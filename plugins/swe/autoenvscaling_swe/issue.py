@@ -33,7 +33,7 @@ def facts(fail_to_pass: list[str], visible: set[str], details: dict[str, dict], 
           sources: dict[str, str]) -> Facts:
     """The facts of the first failing test that shows them (visible tests first)."""
     ordered = [t for t in fail_to_pass if t in visible] + [t for t in fail_to_pass if t not in visible]
-    defined = {name: path for path, src in sources.items() for name in _function_names(src)}
+    defined = {name: path for path, src in sources.items() for name in _defined_names(src) if not name.startswith("_")}
     function, module, symptom, example = "", "", "behaves incorrectly", ""
     for test in ordered:
         info = details.get(test, {})
@@ -85,7 +85,7 @@ def leaks(text: str, *, bundle: dict[str, bytes], changed_lines: list[str], patc
         if path.endswith(".py") and is_test_path(path):
             if path.lower() in lowered or path.rsplit("/", 1)[-1].lower() in lowered:
                 return f"it names the test file {path}"
-            for name in _test_names(data):
+            for name in (n for n in _defined_names(data.decode("utf-8", "replace")) if n.lower().startswith("test")):
                 if re.search(rf"\b{re.escape(name)}\b", text):
                     return f"it names the test {name}"
     for line in changed_lines:
@@ -123,22 +123,13 @@ def _module_name(path: str) -> str:
     return ".".join(parts)
 
 
-def _function_names(source: str) -> set[str]:
+def _defined_names(source: str) -> set[str]:
+    """The functions and classes ``source`` defines, at any depth (none when it does not parse)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return set()
-    return {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-            and not n.name.startswith("_")}
-
-
-def _test_names(data: bytes) -> set[str]:
-    try:
-        tree = ast.parse(data.decode("utf-8", "replace"))
-    except SyntaxError:
-        return set()
-    return {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-            and n.name.lower().startswith("test")}
+    return {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
 
 
 def _called_function(test: str, info: dict, bundle: dict[str, bytes], defined: dict[str, str]) -> str:

@@ -28,7 +28,7 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
-from autoenvscaling.api import Task, TaskFile, package_reader, render_task, verifier_library
+from autoenvscaling.api import Task, TaskFile, label_of, package_reader, render_task, verifier_library
 
 DOMAIN = "swe"
 WORKDIR = "/app"
@@ -59,7 +59,6 @@ SNAPSHOT_RUN = (
     "       git -c user.name=autoenvscaling -c user.email=swe@autoenvscaling.invalid commit -q -m 'Repository snapshot' \\\n"
     "    && rm -rf .git/logs .git/hooks .git/COMMIT_EDITMSG .git/description\n"
 )
-LABELS = {0: "easy", 1: "easy", 2: "medium", 3: "hard"}
 MIN_VERIFIER_SEC = 60.0
 
 
@@ -137,13 +136,6 @@ def environment_files(visible: dict[str, bytes], reqs: list[str]) -> dict[str, b
     return files
 
 
-def verifier_timeout(suite_timeout: float) -> float:
-    """The suite's time bound (screening admits only repositories whose clean suite runs in a quarter
-    of it), at least a minute. Fixed per repository, never measured per task: the same seed gives
-    the same task on a fast machine and a slow one."""
-    return max(MIN_VERIFIER_SEC, float(suite_timeout))
-
-
 def instruction(inst: Instance) -> str:
     return (f"{inst.issue.strip()}\n\n---\n\nThe repository `{inst.repo}` is checked out at `{WORKDIR}`. "
             "Change its code so that the behaviour described above is fixed. The repository's own tests may "
@@ -153,7 +145,10 @@ def instruction(inst: Instance) -> str:
 
 def render(inst: Instance) -> Task:
     reqs = requirements(inst.visible)
-    timeout = verifier_timeout(inst.suite_timeout)
+    # The suite's time bound (screening admits only repositories whose clean suite runs in a quarter of
+    # it), at least a minute. Fixed per repository, never measured per task: the same seed gives the
+    # same task on a fast machine and a slow one.
+    timeout = max(MIN_VERIFIER_SEC, float(inst.suite_timeout))
     spec = {"workdir": WORKDIR, "bundle": "repo", "fail_to_pass": inst.fail_to_pass, "pass_to_pass": inst.pass_to_pass,
             "timeout_sec": timeout}
     files = environment_files(inst.visible, reqs)
@@ -168,7 +163,7 @@ def render(inst: Instance) -> Task:
     })
     for rel, data in inst.bundle.items():
         files[f"tests/repo/{rel}"] = data
-    label = LABELS.get(inst.level, "hard")
+    label = label_of(inst.level)
     kind = inst.strategy.get("kind", "mutation")
     # The repository's tests the agent has as they are: the verifier restores them, they are no secret.
     public = sorted(f"tests/repo/{p}" for p, d in inst.bundle.items() if inst.visible.get(p) == d)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import math
 import shlex
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -176,17 +175,14 @@ class RepoSandbox:
         self.backend, self.task, self.files, self.bundle = backend, task, files, bundle
         self.timeout, self.prepared, self.name = timeout, prepared, name
         self.sandbox: Sandbox | None = None
-        self.prepare_seconds = 0.0
 
     @classmethod
     def of_snapshot(cls, backend: SandboxBackend, snapshot: Snapshot, *, timeout: float = DEFAULT_SUITE_TIMEOUT) -> "RepoSandbox":
         return cls(backend, environment_task(snapshot), snapshot.files, snapshot.bundle, timeout=timeout, name=snapshot.name)
 
     async def __aenter__(self) -> "RepoSandbox":
-        start = time.monotonic()
         if self.prepared is None:
             self.prepared = await self.backend.prepare(self.task)
-        self.prepare_seconds = time.monotonic() - start
         self.sandbox = await self.backend.create(self.task, self.prepared)
         try:
             await self.sandbox.start()

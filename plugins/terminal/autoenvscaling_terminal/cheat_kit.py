@@ -5,8 +5,8 @@ verifiers the cheats' positive controls use (cheats.py)."""
 from __future__ import annotations
 
 import re
-import shlex
 from functools import lru_cache
+from shlex import quote as q
 from typing import Any
 
 from autoenvscaling.api import Task, reward_if
@@ -15,9 +15,6 @@ from .formats import embedded_truth
 
 DOMAIN = "terminal"
 SCRIPT_EXTS = (".sh", ".py")
-
-def q(text: str) -> str:
-    return shlex.quote(text)
 
 
 # -- what a cheat can learn about a task ---------------------------------------------------------

@@ -147,19 +147,20 @@ class SymlinkOutputs(TerminalCheat):
         return nonempty_control(task, output_files(task))
 
 
+def _text_inputs(task: Task) -> list[str]:
+    return [p for p in inputs(task) if not p.endswith((".gz", ".xz", ".zip", ".bz2"))]
+
+
 class WrongFieldCounts(TerminalCheat):
     """The classic ``sort | uniq -c`` on the wrong field: counts of each input line's first word,
     written as the CSV (with the instruction's header) or JSON object the task asks for."""
 
     name = "terminal.wrong-field-counts"
     description = "`awk '{print $1}' | sort | uniq -c` of the inputs, in the requested CSV/JSON form"
-
-    def applies(self, task: Task) -> bool:
-        return (super().applies(task) and any(p.endswith((".csv", ".json")) for p in output_files(task))
-                and any(not p.endswith((".gz", ".xz", ".zip", ".bz2")) for p in inputs(task)))
+    needs = (lambda task: any(p.endswith((".csv", ".json")) for p in output_files(task)), _text_inputs)
 
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
-        texts = " ".join(q(p) for p in inputs(task) if not p.endswith((".gz", ".xz", ".zip", ".bz2")))
+        texts = " ".join(q(p) for p in _text_inputs(task))
         counts = f"cat {texts} | awk '{{gsub(/[\",]/, \"\", $1); if ($1 != \"\") print $1}}' | LC_ALL=C sort | uniq -c | sort -rn"
         lines = []
         for path in output_files(task):
@@ -286,9 +287,7 @@ class DbObjectsOnly(TerminalCheat):
     name = "terminal.db-objects-only"
     description = "index/view/column created with the right names and made-up definitions; one row archived"
     families = ("sqlite",)
-
-    def applies(self, task: Task) -> bool:
-        return super().applies(task) and kind(task) == "modify"
+    needs = (lambda task: kind(task) == "modify",)
 
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
         db = next(p for p in outputs(task) if not is_file_path(p) or p.endswith((".db", ".sqlite")))
@@ -364,10 +363,7 @@ class SampleHardcode(TerminalCheat):
     name = "terminal.sample-hardcode"
     description = "the script prints (or writes) the visible sample's expected output for any input"
     command_timeout = 180.0
-    needs = (scripts,)
-
-    def applies(self, task: Task) -> bool:
-        return super().applies(task) and kind(task) in SAMPLES
+    needs = (scripts, lambda task: kind(task) in SAMPLES)
 
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
         script = scripts(task)[0]
@@ -426,10 +422,8 @@ class OutputElsewhere(TerminalCheat):
     name = "terminal.output-elsewhere"
     description = "the real answer, written to a different path than the one asked for"
     command_timeout = 180.0
-
-    def applies(self, task: Task) -> bool:
-        return (super().applies(task) and bool(outputs(task)) and "solution/solve.sh" in task.files
-                and (family(task), kind(task)) not in IN_PLACE and family(task) != "git_ops")
+    needs = (outputs, solution_lines,
+             lambda task: (family(task), kind(task)) not in IN_PLACE and family(task) != "git_ops")
 
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
         lines = solution_lines(task)

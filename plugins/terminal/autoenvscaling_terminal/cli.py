@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from autoenvscaling.api import add_family_commands
+from autoenvscaling.api import add_family_commands, lazy_domain
 
 
 @click.group()
@@ -12,10 +12,4 @@ def terminal() -> None:
     """The terminal domain: procedural shell-task generators."""
 
 
-def _domain():  # noqa: ANN202 - imported when a command runs, not when the CLI loads
-    from .domain import TerminalDomain
-
-    return TerminalDomain()
-
-
-add_family_commands(terminal, _domain)
+add_family_commands(terminal, lazy_domain(f"{__package__}.domain", "TerminalDomain"))

@@ -7,7 +7,7 @@ from typing import Any
 from autoenvscaling.api import KitExample, LevelledDomain, Task, UsageError
 
 from .families import CATALOG, load
-from .families.base import LEVELS, MAX_LEVEL, MIN_LEVEL
+from .families.base import MAX_LEVEL, MIN_LEVEL, choose_kind
 
 FLOOR = "basics"  # the family every other one builds on: what "simpler" reaches below level 0
 
@@ -24,7 +24,7 @@ class TerminalDomain(LevelledDomain):
     name = "terminal"
     description = "procedural shell tasks (basics, files, logs, data, text, scripts, archives, SQLite, git, config, cron, processes)"
     catalog = CATALOG
-    levels, min_level, max_level, floor_family = LEVELS, MIN_LEVEL, MAX_LEVEL, FLOOR
+    min_level, max_level, floor_family = MIN_LEVEL, MAX_LEVEL, FLOOR
     kit_examples = (KitExample("log_analysis", 3, "medium", {"kind": "app_errors"}),
                     KitExample("git_ops", 5, "hard", {"kind": "restore_file"}),
                     KitExample("shell_script", 2, "easy", {"kind": "stats"}))
@@ -51,7 +51,8 @@ class TerminalDomain(LevelledDomain):
         module = self._module(family)
         if kind is not None and kind not in [k.name for k in module.KINDS]:
             raise UsageError(f"family {family} has no kind {kind!r}", hint=f"kinds: {', '.join(self.kinds(family))}")
-        draft = module.build(self.level_rng(family, seed, level), level, kind)
+        rng = self.level_rng(family, seed, level)
+        draft = choose_kind(module.KINDS, rng, level, kind).build(rng, level)
         return render(family, draft, seed=seed, level=level, reward_mode=reward_mode)
 
     def redteam_tested(self, task: Task) -> bool:

@@ -33,9 +33,8 @@ from autoenvscaling.api import (
     Task, TaskFile, TaskFormat, TaskFormatError, qualified_name, short_name, verifier_library,
 )
 
-TASK_JSON, INITIAL, FINAL, DEF, DOCKERFILE = "task.json", "test_initial_state.py", "test_final_state.py", "container.def", "Dockerfile"
+TASK_JSON, INITIAL, FINAL = "task.json", "test_initial_state.py", "test_final_state.py"
 _SKIPPED = {"container.sif", "solutions", "__pycache__", ".pytest_cache"}
-_OWN = {TASK_JSON, INITIAL, FINAL, DEF, DOCKERFILE}
 HOME = "/home/user"
 
 
@@ -55,10 +54,8 @@ class EndlessTerminalsFormat(TaskFormat):
 
     def read(self, path: Path) -> Iterator[Task]:
         path = Path(path)
-        if is_et_task(path):
-            yield read_et_task(path)
-            return
-        dirs = sorted(c for c in path.iterdir() if c.is_dir() and is_et_task(c)) if path.is_dir() else []
+        dirs = [path] if is_et_task(path) else (
+            sorted(c for c in path.iterdir() if c.is_dir() and is_et_task(c)) if path.is_dir() else [])
         if not dirs:
             raise TaskFormatError(f"{path}: no Endless Terminals task here",
                                   hint="a task folder holds task.json and test_final_state.py")

@@ -136,21 +136,18 @@ def verifier_script(test_file: str, reward_mode: str, *, imported: bool = False)
     return text.replace("@TEST_FILE@", test_file).replace("@REWARD_MODE@", reward_mode)
 
 
-def verifier_outputs(draft: Draft) -> list[str]:
-    """The task's verifier outputs: /app, the working directory, as a whole. Everything a task asks
-    for and every input its checks read lies there (``Draft.outputs`` are relative to it), and only a
-    whole directory carries deletions: Harbor's separate verifier gets a fresh copy of the image with
-    each artifact put back over it, so a single deleted file would come back, while an artifact
-    directory is emptied first."""
-    return ["/app"]
-
-
 def verifier_config(draft: Draft) -> dict[str, Any]:
     """``[verifier]``: Harbor's separate verifier with /app as its artifact, or, for a draft whose
     checks need the agent's own container (``shared_verifier``), Harbor's shared one; our outputs
-    view is the same in both."""
+    view is the same in both.
+
+    The outputs are /app, the working directory, as a whole. Everything a task asks for and every
+    input its checks read lies there (``Draft.outputs`` are relative to it), and only a whole
+    directory carries deletions: Harbor's separate verifier gets a fresh copy of the image with each
+    artifact put back over it, so a single deleted file would come back, while an artifact directory
+    is emptied first."""
     mode = "shared" if draft.shared_verifier else "separate"
-    return {"timeout_sec": 300.0, "environment_mode": mode, "outputs": verifier_outputs(draft)}
+    return {"timeout_sec": 300.0, "environment_mode": mode, "outputs": ["/app"]}
 
 
 def dockerfile(draft: Draft) -> str:
@@ -169,8 +166,7 @@ def dockerfile(draft: Draft) -> str:
 
 
 def render(family: str, draft: Draft, *, seed: int, level: int, reward_mode: str = "fraction") -> Task:
-    if reward_mode not in REWARD_MODES:
-        raise ValueError(f"reward_mode must be one of {REWARD_MODES}")
+    """The Harbor task of ``draft``; ``reward_mode`` is one of REWARD_MODES (the domain checks it)."""
     label = label_of(level)
     name = qualified_name(f"{DOMAIN}-{family}-{draft.kind}-l{level}-s{seed}".replace("_", "-"))
     guarded = draft.files if draft.guard is None else {p: draft.files[p] for p in draft.guard}

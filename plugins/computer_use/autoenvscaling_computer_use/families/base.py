@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-import random
 from typing import Any
 
-from autoenvscaling.api import label_of
-
+from autoenvscaling.api import FamilyInfo
 
 MIN_LEVEL, MAX_LEVEL = 0, 5
-LEVELS = {"easy": 1, "medium": 2, "hard": 3}
 
 
 @dataclasses.dataclass
@@ -36,14 +33,7 @@ class Draft:
 
 
 @dataclasses.dataclass(frozen=True)
-class FamilyInfo:
-    name: str
+class AppFamilyInfo(FamilyInfo):
+    """A family of the catalog and the web app (image/apps/<app>.py) its tasks run."""
+
     app: str
-    description: str
-    skills: tuple[str, ...]
-    neighbour: str
-    module: str
-
-
-def pick(rng: random.Random, items: list, k: int) -> list:
-    return rng.sample(items, k)

@@ -13,9 +13,8 @@ import random
 
 from .base import Draft
 from .content import CITIES, COMPANIES, FIRST, LAST, email_of, phone_of
-from .crm_search_edit import STATUSES, changed, contacts
+from .crm_search_edit import SIZES, STATUSES, changed, contacts
 
-SIZES = {0: 8, 1: 15, 2: 30, 3: 45, 4: 60, 5: 80}
 # level: new people, existing people to update, values to look up, a namesake among the new people
 PLAN = {0: (1, 0, 0, False), 1: (2, 0, 0, False), 2: (2, 1, 0, False), 3: (2, 1, 1, False), 4: (3, 1, 1, True),
         5: (3, 2, 2, True)}

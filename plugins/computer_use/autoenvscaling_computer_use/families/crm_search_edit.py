@@ -57,17 +57,13 @@ def build(rng: random.Random, level: int) -> Draft:
     sentences, expect, edits = [], [], []
     for t in targets:
         changes: dict[str, str] = {}
-        options = ["phone", "status", "city", "email"]
-        for fieldname in rng.sample(options, n_fields):
+        for fieldname in rng.sample(["phone", "status", "city", "email"], n_fields):
             if fieldname == "email":
                 first, last = t["name"].split()
                 changes["email"] = f"{first[0].lower()}{last.lower()}@{rng.choice(['mailbox', 'post', 'inbox'])}.example"
             else:
                 changes[fieldname] = changed(rng, fieldname, t)
-        parts = []
-        for k, v in changes.items():
-            parts.append({"phone": f"phone number to {v}", "status": f"status to {v}", "city": f"city to {v}",
-                          "email": f"email address to {v}"}[k])
+        parts = [{"phone": "phone number", "email": "email address"}.get(k, k) + f" to {v}" for k, v in changes.items()]
         who = f"{t['name']} ({t['company']})" if namesakes else t["name"]
         sentences.append(f"- {who}: set the {' and the '.join(parts)}.")
         expect.append({"what": f"{who}: " + ", ".join(f"{k} = {v}" for k, v in changes.items()),

@@ -31,10 +31,6 @@ N_ORDERS = {0: 4, 1: 13, 2: 22, 3: 32, 4: 24, 5: 36}
 N_RETURNS = {0: 1, 1: 1, 2: 1, 3: 2, 4: 1, 5: 2}
 
 
-def long_date(day: datetime.date) -> str:
-    return f"{day.strftime('%B')} {day.day}, {day.year}"
-
-
 def sweep(rng: random.Random, cat: Catalogue, level: int) -> dict:
     """The wishlist category: targets that meet every criterion and decoys that miss exactly one."""
     category = rng.choice(list(CATEGORIES))
@@ -158,8 +154,7 @@ def build(rng: random.Random, level: int) -> Draft:
         crit = wish["criteria"]
         outside = [p for p in products if p["category"] != crit["category"] and p is not (sku and sku["product"])]
         if level >= 2:  # one target is already there, and something unrelated that stays
-            seed_wish.append(wish["targets"][0])
-            seed_wish.append(rng.choice([p for p in outside if p["stock"] > 0]))
+            seed_wish += [wish["targets"][0], rng.choice([p for p in outside if p["stock"] > 0])]
         if level >= 3:  # out-of-stock products to clear
             gone = [p for p in outside if p["stock"] == 0]
             while len(gone) < 2:
@@ -168,12 +163,8 @@ def build(rng: random.Random, level: int) -> Draft:
                 gone.append(p)
             remove = rng.sample(gone, 2)
             seed_wish += remove
-    orders: list[dict] = []
-    items: list[dict] = []
-    returns: list[dict] = []
-    targets: list[dict] = []
-    if do_returns:
-        orders, items, returns, targets = order_history(rng, products, wanted, level, today, ship)
+    orders, items, returns, targets = (order_history(rng, products, wanted, level, today, ship) if do_returns
+                                       else ([], [], [], []))
     wish_rows = [{"id": i, "product_id": p["id"]} for i, p in enumerate(seed_wish, 1)]
     rows = {"products": rows_of(products),
             "coupons": [{"id": 1, "code": "SAVE10", "percent_off": 10, "min_subtotal": 0}],
@@ -211,8 +202,8 @@ def build(rng: random.Random, level: int) -> Draft:
         lines, params["returns"] = [], []
         for t in targets:
             o, label = t["order"], t["reason"][1]
-            day = long_date(datetime.date.fromisoformat(o["placed_on"]))
-            which = f"order #{o['id']}" if level <= 1 else f"the order I placed on {day}"
+            day = datetime.date.fromisoformat(o["placed_on"])
+            which = f"order #{o['id']}" if level <= 1 else f"the order I placed on {day:%B} {day.day}, {day.year}"
             lines.append(f"- from {which}: the {t['product']['name']}, reason \"{label}\"")
             expect.append({"what": f"a return of {t['product']['name']} from order #{o['id']} ({label})", "table": "returns",
                            "insert": {"order_id": o["id"], "order_item_id": t["item"]["id"], "reason": t["reason"][0],

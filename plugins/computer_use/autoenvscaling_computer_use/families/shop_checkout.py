@@ -285,17 +285,10 @@ def build(rng: random.Random, level: int) -> Draft:
     subtotal = sum(it["qty"] * it["product"]["price"] for it in items)
     big, small = rng.choice(COUPON_BIG), rng.choice(COUPON_SMALL)
     big_pct, small_pct = percent_of(big), percent_of(small)
-    if level <= 1:
-        big_ok = True
-    elif level <= 3:
-        big_ok = False
-    else:
-        big_ok = rng.random() < 0.4
+    big_ok = level <= 1 or (level >= 4 and rng.random() < 0.4)  # levels 2-3: the fallback coupon
     step = 5000 if subtotal > 10000 else 1000
-    if big_ok:
-        big_min = max(0, (subtotal - rng.randint(500, 3000)) // step * step)
-    else:
-        big_min = (subtotal + rng.randint(500, 6000)) // step * step + step
+    big_min = (max(0, (subtotal - rng.randint(500, 3000)) // step * step) if big_ok
+               else (subtotal + rng.randint(500, 6000)) // step * step + step)
     small_min = max(0, (subtotal // 3) // 1000 * 1000)
     rare, other = rng.choice(COUPON_RARE), rng.choice([c for c in COUPON_SMALL if c != small])
     coupons = [{"id": 0, "code": code_, "percent_off": percent_of(code_), "min_subtotal": least}
@@ -321,11 +314,8 @@ def build(rng: random.Random, level: int) -> Draft:
             "orders": orders, "order_items": order_items, "wishlist": [], "returns": [],
             "settings": [{"id": 1, "name": "today", "value": today.isoformat()}]}
 
-    if level <= 1:
-        coupon_text = f"Apply the coupon {big}."
-    else:
-        coupon_text = (f"Use the coupon {big} if the order qualifies for it; if it does not, use {small} instead "
-                       "(only one coupon can be applied).")
+    coupon_text = (f"Apply the coupon {big}." if level <= 1 else f"Use the coupon {big} if the order qualifies for it; "
+                   f"if it does not, use {small} instead (only one coupon can be applied).")
     lines = [f"- {it['qty']} x {it['text']}" + (f" (in {it['category']})" if it["kind"] != "named" else "")
              for it in items]
     extra = " My cart still has something in it from before: remove anything that is not on this list." if leftovers else ""

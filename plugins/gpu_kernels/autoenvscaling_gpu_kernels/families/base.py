@@ -12,7 +12,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-LEVELS = {"easy": 1, "medium": 2, "hard": 3}
 MIN_LEVEL, MAX_LEVEL = 1, 3
 DTYPES = ("float32", "float16", "bfloat16")
 #: relative tolerance per dtype (the comparison is verifier/kcompare.py's)
@@ -29,29 +28,27 @@ def a(words: str) -> str:
     return f"{'an' if vowel else 'a'} {words}"
 
 
-def module_source(gpu: Mapping[str, Any], doc: str, init_args: str, init_body: str, args: str, torch_lines: list[str],
-                  inputs: list[str], init_vals: str) -> str:
-    """A KernelBench-shaped reference module whose Model holds parameters: the sizes ``gpu`` as
-    constants, ``Model`` (``doc``; ``__init__(init_args)`` running ``init_body``; ``forward(args)``
-    running ``torch_lines`` into ``v``), ``get_inputs`` and ``get_init_inputs``."""
+def module_source(gpu: Mapping[str, Any], doc: str, torch_lines: list[str], inputs: list[str], *, args: str = "x",
+                  init_args: str = "", init_body: str = "", init_vals: str = "", functional: bool = True) -> str:
+    """A KernelBench-shaped reference module: the sizes ``gpu`` as constants, ``Model`` (``doc``;
+    ``__init__(init_args)`` running ``init_body``; ``forward(args)`` running ``torch_lines``),
+    ``get_inputs`` (the tensors ``inputs``) and ``get_init_inputs`` (``init_vals``). ``functional``:
+    whether it imports ``torch.nn.functional as F``."""
     consts = "\n".join(f"{k} = {v}" for k, v in gpu.items())
     body = "\n".join(f"        {line}" for line in torch_lines)
-    return f'''import torch
-import torch.nn as nn
-import torch.nn.functional as F
-
+    imports = "import torch\nimport torch.nn as nn\n" + ("import torch.nn.functional as F\n" if functional else "")
+    return f'''{imports}
 {consts}
 
 
 class Model(nn.Module):
     """{doc}"""
 
-    def __init__(self, {init_args}):
+    def __init__(self{", " + init_args if init_args else ""}):
         super().__init__()
 {init_body}
     def forward(self, {args}):
 {body}
-        return v
 
 
 def get_inputs():

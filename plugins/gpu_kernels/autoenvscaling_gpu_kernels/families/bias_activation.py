@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from .base import DEFAULT_BAND, Problem, a, module_source
+from .base import Problem, a, module_source
 from .elementwise_chain import ACTIVATIONS, TANH_JIT, activation, decimal, pick_dtype
 
 NAME = "bias_activation"
@@ -53,8 +53,9 @@ def build(rng: random.Random, level: int) -> Problem:
     r_shape = "BATCH, 1, DIM" if three_d else "ROWS, DIM"
     inputs = [f"torch.randn({x_shape}, dtype={tdt})"] + ([f"torch.randn({r_shape}, dtype={tdt})"] if residual else [])
     args = "x, r" if residual else "x"
-    reference = module_source(gpu, f"{words}, with per-column parameters over the last dimension.", init_args, params,
-                              args, torch_lines, inputs, init_vals)
+    reference = module_source(gpu, f"{words}, with per-column parameters over the last dimension.",
+                              [*torch_lines, "return v"], inputs, args=args, init_args=init_args, init_body=params,
+                              init_vals=init_vals)
     uses_tanh = act in ("tanh", "gelu")
     gamma_load = "    g = tl.load(g_ptr + cols, mask=cols < D, other=0.0).to(tl.float32)\n" if variant == "bias_act_gamma" else ""
     kernel_body = "\n".join(f"    {line}" for line in triton_lines)
@@ -101,7 +102,5 @@ class ModelNew(nn.Module):
         reference_source=reference, solution_source=solution, operation=operation,
         cpu_shapes=cpu, gpu_shapes=gpu,
         params={"variant": variant, "activation": act, **({"slope": slope} if act == "leaky_relu" else {}),
-                **({"scale": scale} if scaled else {}), "residual": residual,
-                "three_d": three_d, "dtype": dtype, "cpu_shapes": cpu, "gpu_shapes": gpu},
-        band=DEFAULT_BAND,
+                **({"scale": scale} if scaled else {}), "residual": residual, "three_d": three_d},
     )

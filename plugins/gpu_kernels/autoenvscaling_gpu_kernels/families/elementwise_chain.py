@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from .base import DEFAULT_BAND, Problem, a
+from .base import Problem, a, module_source
 
 NAME = "elementwise_chain"
 DESCRIPTION = "Fuse a chain of elementwise ops (scales, shifts, activations, clamps) into one kernel."
@@ -128,41 +128,15 @@ def build(rng: random.Random, level: int) -> Problem:
     torch_lines, triton_lines = [], []
     for op in ops:
         t, k, words = _code(op, words)
-        torch_lines.append(f"        v = {t}")
+        torch_lines.append(f"v = {t}")
         triton_lines.append(f"    v = {k}")
     tdt = f"torch.{dtype}"
     x_new = f"torch.randn(COLS, ROWS, dtype={tdt}).t()" if x_transposed else f"torch.randn(ROWS, COLS, dtype={tdt})"
     y_new = {"same": f"torch.randn(ROWS, COLS, dtype={tdt})", "row": f"torch.randn(COLS, dtype={tdt})",
              "column": f"torch.randn(ROWS, 1, dtype={tdt})"}[layout]
     args = "x, y" if two_inputs else "x"
-    inputs = f"[{x_new}, {y_new}]" if two_inputs else f"[{x_new}]"
-    reference = f'''import torch
-import torch.nn as nn
-import torch.nn.functional as F
-
-ROWS = {gpu["ROWS"]}
-COLS = {gpu["COLS"]}
-
-
-class Model(nn.Module):
-    """Elementwise: {words}."""
-
-    def __init__(self):
-        super().__init__()
-
-    def forward(self, {args}):
-        v = x
-{chr(10).join(torch_lines)}
-        return v
-
-
-def get_inputs():
-    return {inputs}
-
-
-def get_init_inputs():
-    return []
-'''
+    inputs = [x_new, y_new] if two_inputs else [x_new]
+    reference = module_source(gpu, f"Elementwise: {words}.", ["v = x", *torch_lines, "return v"], inputs, args=args)
     y_strides = {"same": "y.stride(0), y.stride(1)", "row": "0, y.stride(0)", "column": "y.stride(0), 0"}[layout]
     y_load = "    y = tl.load(y_ptr + rows * syr + cols * syc, mask=mask, other=0.0).to(tl.float32)\n" if two_inputs else ""
     uses_tanh = any(o["op"] in ("tanh", "gelu") for o in ops)
@@ -207,7 +181,5 @@ class ModelNew(nn.Module):
         reference_source=reference, solution_source=solution,
         operation=f"the elementwise expression {words} on {a(shape_words)}",
         cpu_shapes=cpu, gpu_shapes=gpu,
-        params={"ops": ops, "two_inputs": two_inputs, "y_layout": layout, "x_transposed": x_transposed,
-                "dtype": dtype, "cpu_shapes": cpu, "gpu_shapes": gpu},
-        band=DEFAULT_BAND,
+        params={"ops": ops, "two_inputs": two_inputs, "y_layout": layout, "x_transposed": x_transposed},
     )

@@ -114,7 +114,8 @@ def build(rng: random.Random, level: int) -> Problem:
         b_strides = "b.stride(0), b.stride(1)"
         what = f"{a(str(gpu['M']))} x {gpu['K']} matrix a times {a(str(gpu['K']))} x {gpu['N']} matrix b, scaled by {scale}" \
             + (", plus a residual r" if residual else "")
-    reference = module_source(gpu, f"Computes {words}.", init_args, init_body, args, torch_lines, inputs, init_vals)
+    reference = module_source(gpu, f"Computes {words}.", [*torch_lines, "return v"], inputs, args=args,
+                              init_args=init_args, init_body=init_body, init_vals=init_vals)
     solution = _SOLUTION.format(
         tanh=TANH_JIT if act in ("tanh", "gelu") and variant == "linear_act" else "",
         extra_params=extra_params, precision=', input_precision="ieee"' if dtype == "float32" else "",
@@ -128,6 +129,6 @@ def build(rng: random.Random, level: int) -> Problem:
         cpu_shapes=cpu, gpu_shapes=gpu,
         params={"variant": variant, **({"activation": act} if variant == "linear_act" else {"scale": scale}),
                 **({"slope": slope} if act == "leaky_relu" and variant == "linear_act" else {}),
-                "residual": residual, "b_transposed": b_transposed, "dtype": dtype, "cpu_shapes": cpu, "gpu_shapes": gpu},
+                "residual": residual, "b_transposed": b_transposed},
         band=BAND,
     )

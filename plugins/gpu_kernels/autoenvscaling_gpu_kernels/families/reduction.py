@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from .base import DEFAULT_BAND, Problem, a, row_sizes
+from .base import DEFAULT_BAND, Problem, a, module_source, row_sizes
 from .elementwise_chain import pick_dtype
 
 NAME = "reduction"
@@ -117,34 +117,12 @@ def build(rng: random.Random, level: int) -> Problem:
         operation = f"the {words} over the last dimension of {a(f'{shape} {dtype}')} tensor"
         block = "256" if level == 3 else "triton.next_power_of_2(D)"
         solution = _ROW_SOLUTION.format(identity=identity, update=update, finish=finish, block=block)
-    consts = "\n".join(f"{k} = {v}" for k, v in gpu.items())
-    reference = f'''import torch
-import torch.nn as nn
-
-{consts}
-
-
-class Model(nn.Module):
-    """Computes {what}."""
-
-    def __init__(self):
-        super().__init__()
-
-    def forward(self, x):
-        return {forward}
-
-
-def get_inputs():
-    return [torch.randn({x_shape}, dtype={tdt})]
-
-
-def get_init_inputs():
-    return []
-'''
+    reference = module_source(gpu, f"Computes {what}.", [f"return {forward}"], [f"torch.randn({x_shape}, dtype={tdt})"],
+                              functional=False)
     return Problem(
         family=NAME, variant=variant, level=level, dtype=dtype,
         reference_source=reference, solution_source=solution, operation=operation,
         cpu_shapes=cpu, gpu_shapes=gpu,
-        params={"variant": variant, "three_d": three_d, "dtype": dtype, "cpu_shapes": cpu, "gpu_shapes": gpu},
+        params={"variant": variant, "three_d": three_d},
         band=(0.05, 1.0) if variant in _FUSED_IN_TORCH else DEFAULT_BAND,
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from .base import DEFAULT_BAND, Problem, a, row_model_new, row_sizes
+from .base import DEFAULT_BAND, Problem, a, module_source, row_model_new, row_sizes
 from .elementwise_chain import decimal, pick_dtype
 
 NAME = "row_norm"
@@ -81,34 +81,12 @@ def build(rng: random.Random, level: int) -> Problem:
     }[variant]
     init_body = "".join(f"        {m}\n" for m in members)
     x_shape = "BATCH, SEQ, DIM" if level == 3 else "ROWS, DIM"
-    consts = "\n".join(f"{k} = {v}" for k, v in gpu.items())
     what = {"softmax": f"softmax of x * {scale}", "log_softmax": f"log-softmax of x * {scale}",
             "layernorm": f"layernorm (eps {eps}, learned weight and bias)",
             "rmsnorm": f"RMS normalisation (eps {eps}, learned weight)", "l2norm": "L2 normalisation"}[variant]
-    reference = f'''import torch
-import torch.nn as nn
-import torch.nn.functional as F
-
-{consts}
-
-
-class Model(nn.Module):
-    """Row-wise {what} over the last dimension."""
-
-    def __init__(self{", " + init[0] if init[0] else ""}):
-        super().__init__()
-{init_body}
-    def forward(self, x):
-        return {_FORWARD[variant]}
-
-
-def get_inputs():
-    return [torch.randn({x_shape}, dtype={tdt})]
-
-
-def get_init_inputs():
-    return [{init[1]}]
-'''
+    reference = module_source(gpu, f"Row-wise {what} over the last dimension.", [f"return {_FORWARD[variant]}"],
+                              [f"torch.randn({x_shape}, dtype={tdt})"], init_args=init[0], init_body=init_body,
+                              init_vals=init[1])
     extra, body = _KERNEL[variant]
     launch_extra = {"softmax": "self.scale", "log_softmax": "self.scale", "layernorm": "self.weight, self.bias, self.eps",
                     "rmsnorm": "self.weight, self.eps", "l2norm": "1e-12"}[variant]
@@ -133,7 +111,6 @@ def _row_kernel(x_ptr, out_ptr, {extra}, D: tl.constexpr, BLOCK: tl.constexpr):
         operation=f"row-wise {what}, over the last dimension of {a(f'{shape} {dtype}')} tensor",
         cpu_shapes=cpu, gpu_shapes=gpu,
         params={"variant": variant, **({"scale": scale} if "softmax" in variant else {}),
-                **({"eps": eps} if variant in ("layernorm", "rmsnorm") else {}),
-                "dtype": dtype, "cpu_shapes": cpu, "gpu_shapes": gpu},
+                **({"eps": eps} if variant in ("layernorm", "rmsnorm") else {})},
         band=(0.05, 1.0) if variant in _FUSED_IN_TORCH else DEFAULT_BAND,
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from .base import DEFAULT_BAND, Problem, a, row_model_new, row_sizes
+from .base import DEFAULT_BAND, Problem, a, module_source, row_model_new, row_sizes
 from .elementwise_chain import decimal, pick_dtype
 
 NAME = "scan"
@@ -80,31 +80,11 @@ def build(rng: random.Random, level: int) -> Problem:
         gpu = {"ROWS": rng.choice([2048, 4096]), "DIM": rng.choice([12289, 16383])}
     scaled = variant == "scaled_cumsum"
     tdt = f"torch.{dtype}"
-    consts = "\n".join(f"{k} = {v}" for k, v in gpu.items())
     words = _WORDS[variant].format(scale=scale)
-    reference = f'''import torch
-import torch.nn as nn
-
-{consts}
-
-
-class Model(nn.Module):
-    """Row-wise {words} along the last dimension."""
-
-    def __init__(self{", scale" if scaled else ""}):
-        super().__init__()
-{"        self.scale = scale" + chr(10) if scaled else ""}
-    def forward(self, x):
-        return {_FORWARD[variant]}
-
-
-def get_inputs():
-    return [torch.randn(ROWS, DIM, dtype={tdt})]
-
-
-def get_init_inputs():
-    return [{scale if scaled else ""}]
-'''
+    reference = module_source(gpu, f"Row-wise {words} along the last dimension.", [f"return {_FORWARD[variant]}"],
+                              [f"torch.randn(ROWS, DIM, dtype={tdt})"], init_args="scale" if scaled else "",
+                              init_body="        self.scale = scale\n" if scaled else "",
+                              init_vals=str(scale) if scaled else "", functional=False)
     reverse = variant == "reverse_cumsum"
     solution = _SOLUTION.format(
         combine=_MAX_COMBINE if variant == "cummax" else "",
@@ -119,7 +99,6 @@ def get_init_inputs():
         reference_source=reference, solution_source=solution,
         operation=f"the row-wise {words}, along the last dimension of {a(str(gpu['ROWS']))} x {gpu['DIM']} {dtype} tensor",
         cpu_shapes=cpu, gpu_shapes=gpu,
-        params={"variant": variant, **({"scale": scale} if scaled else {}), "dtype": dtype,
-                "cpu_shapes": cpu, "gpu_shapes": gpu},
+        params={"variant": variant, **({"scale": scale} if scaled else {})},
         band=(0.05, 1.0) if variant in _FUSED_IN_TORCH else DEFAULT_BAND,
     )

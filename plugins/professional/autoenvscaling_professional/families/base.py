@@ -8,7 +8,7 @@ requirements.
 
 Every family has three parts that must agree, all named after the family:
 
-- ``families/<name>.py``: ``NAME`` and ``build(rng, level) -> Draft`` (its description and skills
+- ``families/<name>.py``: ``build(rng, level) -> Draft`` (its description and skills
   are in ``families/__init__.py``'s ``CATALOG``);
 - ``verifier/checks/<name>.py``: ``check(spec, report)``, run inside the sandbox by
   ``verifier/profcheck.py`` on what the agent left in /app, against the hidden ``Draft.spec``;
@@ -27,7 +27,6 @@ from typing import Any, Iterable
 
 from autoenvscaling.api import grow, label_of
 
-LEVELS = {"easy": 1, "medium": 2, "hard": 3}
 MIN_LEVEL, MAX_LEVEL = 0, 5
 DOC_TYPES = ("xlsx", "docx", "pdf", "csv", "json", "md", "ics", "txt")
 

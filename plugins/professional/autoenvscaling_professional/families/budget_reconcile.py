@@ -25,7 +25,6 @@ from . import content
 from .base import Draft, csv_bytes, grow
 from .summary_formulas import xlsx_bytes
 
-NAME = "budget_reconcile"
 MERCHANTS = {
     "Rent": ["Stonegate Property Mgmt", "Harbor Lettings"],
     "Payroll": ["PayFlow Payroll", "Ledgerline Payroll Services"],

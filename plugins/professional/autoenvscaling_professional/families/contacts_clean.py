@@ -25,7 +25,6 @@ from typing import Any
 from . import content
 from .base import Draft, csv_bytes
 
-NAME = "contacts_clean"
 SIZES = (5, 8, 12, 16, 22, 30)
 FIELDS = ("first", "last", "email", "phone", "company", "city")
 LABELS = {"first": ("First Name", "Given Name"), "last": ("Last Name", "Surname"), "email": ("Email", "E-mail"),

@@ -100,6 +100,16 @@ def people(rng: random.Random, n: int, *, firms: list[str] | None = None) -> lis
     return out
 
 
+def first_named(rng: random.Random, n: int) -> list[Person]:
+    """The people of ``people(rng, n)`` whose first name none before them has: people a brief can call
+    by first name."""
+    out: list[Person] = []
+    for person in people(rng, n):
+        if person.first not in {p.first for p in out}:
+            out.append(person)
+    return out
+
+
 def money(rng: random.Random, low: float, high: float) -> float:
     """An amount with cents, rounded to 2 places."""
     return round(rng.uniform(low, high), 2)

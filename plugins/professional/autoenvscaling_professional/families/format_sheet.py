@@ -20,7 +20,6 @@ import random
 from . import content
 from .base import Draft, grow
 
-NAME = "format_sheet"
 RANGES = {"Revenue": (2000, 25000), "Cost": (500, 15000), "Discount": (0, 800), "Shipping": (10, 400)}
 FILLS = {"light grey": "D9D9D9", "pale blue": "DDEBF7", "pale green": "E2EFDA", "light yellow": "FFF2CC"}
 

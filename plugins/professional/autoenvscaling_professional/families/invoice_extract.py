@@ -24,7 +24,6 @@ from typing import TypedDict
 from . import content
 from .base import Draft
 
-NAME = "invoice_extract"
 COUNTS = (2, 3, 5, 7, 10, 14)
 US_CITIES = [c for c in content.CITIES if c[0] in ("Portland", "Austin", "Denver", "Madison", "Raleigh", "Toronto", "Ottawa")]
 UK_CITIES = [c for c in content.CITIES if c[0] in ("Leeds", "Bristol", "Glasgow", "Dublin", "Cork")]

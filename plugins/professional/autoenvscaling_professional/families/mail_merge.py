@@ -28,7 +28,6 @@ import zipfile
 from . import content
 from .base import Draft, csv_bytes, grow
 
-NAME = "mail_merge"
 #: canonical field -> (snake_case column, CamelCase column), per kind for the key, amount and date
 COLUMNS = {"first": ("first_name", "FirstName"), "last": ("last_name", "LastName"), "company": ("company", "Company"),
            "street": ("address_line1", "AddressLine1"), "city": ("city", "City"), "postcode": ("postcode", "Postcode")}
@@ -52,7 +51,6 @@ KINDS = {
                          "Nothing needs to be done if you pay by direct debit: the fee will be collected automatically.",
                          "Members who renew on time keep their current rate for another year.")},
 }
-EXTRA = ("email", "phone")
 
 
 def _segments(text: str) -> list[list[str]]:

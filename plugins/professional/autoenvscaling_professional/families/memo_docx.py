@@ -31,7 +31,6 @@ from typing import Any
 from . import content
 from .base import Draft, csv_bytes, grow
 
-NAME = "memo_docx"
 REGIONS = ("North", "South", "East", "West", "Central", "Coastal", "Mountain", "Metro")
 ROLES = ("Finance Director", "Head of Operations", "Sales Lead", "HR Manager", "Controller",
          "Marketing Manager", "Office Manager", "Financial Analyst", "Procurement Lead")
@@ -56,32 +55,18 @@ class _Slots:
 
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
-        self._vendors = iter(" ".join(c.split()[:2]) for c in content.companies(rng, 12))
-        self._cities = iter(rng.sample([c for c, _ in content.CITIES], len(content.CITIES)))
-        self._products = iter(rng.sample(content.PRODUCTS, len(content.PRODUCTS)))
-        self._services = iter(rng.sample(content.SERVICES, len(content.SERVICES)))
-        self._months = iter(rng.sample(content.MONTHS, 12))
-
-    def vendor(self) -> str:
-        return next(self._vendors)
-
-    def city(self) -> str:
-        return next(self._cities)
-
-    def product(self) -> str:
-        return next(self._products)
-
-    def service(self) -> str:
-        return next(self._services)
-
-    def month(self) -> str:
-        return next(self._months)
+        self.vendors = iter(" ".join(c.split()[:2]) for c in content.companies(rng, 12))
+        self.cities = iter(rng.sample([c for c, _ in content.CITIES], len(content.CITIES)))
+        self.products = iter(rng.sample(content.PRODUCTS, len(content.PRODUCTS)))
+        self.services = iter(rng.sample(content.SERVICES, len(content.SERVICES)))
+        self.months = iter(rng.sample(content.MONTHS, 12))
 
 
 def _decisions(s: _Slots) -> list[tuple[str, list[str], float | None]]:
     """Candidate decisions: (text, words the memo must keep, amount the memo must state)."""
     a1, a2 = s.rng.choice([1500, 2000, 2500, 3000]), s.rng.choice([4000, 6500, 8000, 12000])
-    v1, v2, c1, p1, m1, m2, sv1, sv2 = s.vendor(), s.vendor(), s.city(), s.product(), s.month(), s.month(), s.service(), s.service()
+    v1, v2, c1, p1 = next(s.vendors), next(s.vendors), next(s.cities), next(s.products)
+    m1, m2, sv1, sv2 = next(s.months), next(s.months), next(s.services), next(s.services)
     return [
         (f"Move the {sv1.lower()} contract to {v1} when the current term ends", [v1], None),
         (f"Cap travel spend at ${a1:,} per person per quarter", ["travel"], a1),
@@ -96,7 +81,7 @@ def _decisions(s: _Slots) -> list[tuple[str, list[str], float | None]]:
 
 
 def _parked(s: _Slots) -> tuple[str, list[str]]:
-    vendor = s.vendor()
+    vendor = next(s.vendors)
     return s.rng.choice([
         (f"Parked: switching the cleaning contract to {vendor} (waiting for a second quote)", [vendor]),
         (f"Not agreed: moving payroll processing to {vendor} (too risky before year end)", [vendor]),
@@ -105,7 +90,8 @@ def _parked(s: _Slots) -> tuple[str, list[str]]:
 
 def _actions(s: _Slots) -> list[tuple[str, list[str]]]:
     """Candidate action items: (task, words the memo must keep)."""
-    p1, p2, v1, v2, c1, sv = s.product(), s.product(), s.vendor(), s.vendor(), s.city(), s.service()
+    p1, p2, v1, v2 = next(s.products), next(s.products), next(s.vendors), next(s.vendors)
+    c1, sv = next(s.cities), next(s.services)
     return [
         (f"get three supplier quotes for the {p1.lower()} order", [p1]),
         (f"draft the renewal letter to {v1}", [v1]),
@@ -120,11 +106,7 @@ def _actions(s: _Slots) -> list[tuple[str, list[str]]]:
 
 def _people(rng: random.Random, n: int) -> list[tuple[content.Person, str]]:
     """``n`` attendees and one absentee (last), with distinct first names: owners go by first name."""
-    out: list[content.Person] = []
-    for person in content.people(rng, 4 * n):
-        if person.first not in {p.first for p in out}:
-            out.append(person)
-    return list(zip(out[:n + 1], rng.sample(ROLES, n + 1)))
+    return list(zip(content.first_named(rng, 4 * n)[:n + 1], rng.sample(ROLES, n + 1)))
 
 
 def _day(d: dt.date) -> str:

@@ -25,7 +25,6 @@ from typing import Any
 from . import content
 from .base import Draft, csv_bytes
 
-NAME = "schedule_ics"
 STEP = 15  # minutes: meetings start on the quarter hour
 TITLES = ("Q3 budget review", "Vendor contract renewal", "Website relaunch kickoff", "Hiring plan sync",
           "Customer churn deep-dive", "Pricing workshop", "Onboarding retro", "Board deck dry run",
@@ -51,15 +50,6 @@ def _day(d: dt.date) -> str:
 
 def _at(d: dt.date, minutes: int) -> dt.datetime:
     return dt.datetime.combine(d, dt.time()) + dt.timedelta(minutes=minutes)
-
-
-def _team(rng: random.Random, n: int) -> list[content.Person]:
-    """``n`` people with distinct first names (the brief calls people by first name)."""
-    out: list[content.Person] = []
-    for person in content.people(rng, 4 * n):
-        if person.first not in {p.first for p in out}:
-            out.append(person)
-    return out[:n]
 
 
 def _calendar(rng, level, person, days, team, stamp):
@@ -217,7 +207,7 @@ def _draw(rng: random.Random, level: int):
     monday -= dt.timedelta(days=monday.weekday())
     days = [monday + dt.timedelta(days=i) for i in range(14 if level >= 4 else 7) if i % 7 < 5]
     stamp = dt.datetime.combine(monday - dt.timedelta(days=3), dt.time(16, 5), tzinfo=dt.timezone.utc)
-    team = _team(rng, level + 3)
+    team = content.first_named(rng, 4 * (level + 3))[:level + 3]  # the brief calls people by first name
     hours = rng.choice([(9 * 60, 17 * 60), (9 * 60, 17 * 60 + 30), (8 * 60 + 30, 17 * 60)])
     rules: dict[str, Any] = {"days": [d.isoformat() for d in days], "start": hours[0], "end": hours[1],
              "lunch": rng.choice([(12 * 60, 13 * 60), (12 * 60 + 30, 13 * 60 + 30)]) if level >= 1 else None,

@@ -27,7 +27,6 @@ from typing import Any
 from . import content
 from .base import Draft, grow
 
-NAME = "summary_formulas"
 DATA_HEADER = ["Order ID", "Date", "Region", "Rep", "Product", "Units", "Unit Price", "Amount"]
 #: header choices of the summary's metric columns, by metric
 METRIC_HEADERS = {

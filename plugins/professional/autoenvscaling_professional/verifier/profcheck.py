@@ -196,20 +196,6 @@ def read_csv(report: Report, rel: str) -> list[dict[str, str]]:
     return [{header[i]: (row[i].strip() if i < len(row) else "") for i in range(len(header))} for row in rows[1:]]
 
 
-def read_json(report: Report, rel: str):
-    text = read_text(report, rel)
-    try:
-        return json.loads(text)
-    except ValueError as exc:
-        report.fatal(f"{rel} is not valid JSON ({exc})")
-
-
-def read_pdf_text(file: str) -> str:
-    import pypdf
-
-    return "\n".join(page.extract_text() or "" for page in pypdf.PdfReader(file).pages)
-
-
 def read_ics(report: Report, rel: str) -> list[dict]:
     """The VEVENTs of an iCalendar file: summary, start, end (datetimes, naive local), attendees
     (lower-case addresses without ``mailto:``), location, uid."""
@@ -334,15 +320,6 @@ def find_sheet(wb, name: str):
         if norm(ws.title).replace(" ", "") == wanted:
             return ws
     return None
-
-
-def rows_of(ws) -> list[list]:
-    """The sheet's values as lists, trailing empty rows and columns dropped."""
-    rows = [list(r) for r in ws.iter_rows(values_only=True)]
-    while rows and all(v in (None, "") for v in rows[-1]):
-        rows.pop()
-    width = max((max((i + 1 for i, v in enumerate(r) if v not in (None, "")), default=0) for r in rows), default=0)
-    return [r[:width] + [None] * (width - len(r[:width])) for r in rows]
 
 
 def header_map(ws, wanted: list[str], *, search_rows: int = 10) -> tuple[int, dict[str, int]] | None:

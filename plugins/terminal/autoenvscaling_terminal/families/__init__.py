@@ -2,7 +2,8 @@
 
 ``CATALOG`` holds what the domain tells the world about each family (description, skills, the family
 a "different" variation moves to) without importing any generator; ``load(name)`` imports the
-generator module on first use. Each module exposes ``KINDS`` and ``build(rng, level) -> Draft``.
+generator module on first use. Each module exposes ``KINDS``: its task types (``base.Kind``, a
+name and a ``build(rng, level) -> Draft``).
 """
 
 from __future__ import annotations

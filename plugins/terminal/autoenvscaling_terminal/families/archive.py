@@ -22,7 +22,7 @@ import tarfile
 import zipfile
 
 from . import vocab
-from .base import Draft, Kind, Wording, family_build, grow
+from .base import Draft, Kind, Wording, grow
 
 FIXED_MTIME = 1_700_000_000
 
@@ -119,9 +119,8 @@ def build_extract_select(rng: random.Random, level: int) -> Draft:
     else:
         sol.append(f"tar -xzf {path} -C /app/{dest}")
     if level >= 1:
-        sol.append(f"cd /app/{dest}")
-        sol.append(f"find {root} -type f -name '*.conf' | LC_ALL=C sort > /tmp/conf.txt")
-        sol.append(f"zip -q /app/{out} -@ < /tmp/conf.txt" if zip_out else f"tar -czf /app/{out} -T /tmp/conf.txt")
+        sol += [f"cd /app/{dest}", f"find {root} -type f -name '*.conf' | LC_ALL=C sort > /tmp/conf.txt",
+                f"zip -q /app/{out} -@ < /tmp/conf.txt" if zip_out else f"tar -czf /app/{out} -T /tmp/conf.txt"]
     return Draft(kind="extract_select", outputs=[dest] + ([out] if level >= 1 else []), instruction=instruction, files=files, truth=truth, checks=checks, solution="\n".join(sol),
                  parameters={"files": len(tree), "nested": nested, "zip_output": zip_out, "split": split}, tags=["tar", "zip", "archives"])
 
@@ -244,5 +243,3 @@ def build_compress(rng: random.Random, level: int) -> Draft:
 
 
 KINDS = [Kind("extract_select", build_extract_select), Kind("verify", build_verify), Kind("compress", build_compress)]
-
-build = family_build(KINDS)

@@ -17,7 +17,6 @@ from autoenvscaling.api import grow, label_of
 
 from . import vocab
 
-LEVELS = {"easy": 1, "medium": 2, "hard": 3}
 MIN_LEVEL, MAX_LEVEL = 0, 6
 
 
@@ -71,14 +70,6 @@ def choose_kind(kinds: Sequence[Kind], rng: random.Random, level: int, kind: str
         raise KeyError(kind)
     allowed = [k for k in kinds if k.min_level <= level] or list(kinds)
     return rng.choice(allowed)
-
-
-def family_build(kinds: Sequence[Kind]) -> Callable[..., Draft]:
-    """A family module's ``build(rng, level, kind=None)``: the draft of the kind asked for, or of
-    one drawn among ``kinds`` (``choose_kind``)."""
-    def build(rng: random.Random, level: int, kind: str | None = None) -> Draft:
-        return choose_kind(kinds, rng, level, kind).build(rng, level)
-    return build
 
 
 class Wording:
@@ -135,22 +126,19 @@ class Wording:
         intro_text = " ".join(s for s in intro if s)
         layout = rng.choice(["prose", "bullets", "numbered", "sections"])
         parts: list[str] = []
-        if layout == "prose":
+        if layout in ("prose", "bullets"):
             parts.append(" ".join(x for x in [intro_text, ask] if x))
-            parts.append(" ".join(items))
-            if notes:
-                parts.append(" ".join(notes))
-        elif layout == "bullets":
-            parts.append(" ".join(x for x in [intro_text, ask] if x))
-            lead = rng.choice(["Requirements:", "Details:", "What I need:", "Specifically:", "Please make sure that:"])
-            parts.append(lead + "\n" + "\n".join(f"- {item}" for item in items))
-            if notes:
-                parts.append(" ".join(notes))
+            if layout == "prose":
+                parts.append(" ".join(items))
+            else:
+                lead = rng.choice(["Requirements:", "Details:", "What I need:", "Specifically:",
+                                   "Please make sure that:"])
+                parts.append(lead + "\n" + "\n".join(f"- {item}" for item in items))
+            parts.append(" ".join(notes))
         elif layout == "numbered":
             if intro_text:
                 parts.append(intro_text)
-            parts.append(ask)
-            parts.append("\n".join(f"{i}. {item}" for i, item in enumerate(items, 1)))
+            parts += [ask, "\n".join(f"{i}. {item}" for i, item in enumerate(items, 1))]
             if notes:
                 parts.append(rng.choice(["Notes:", "Keep in mind:", "Also:"]) + " " + " ".join(notes))
         else:

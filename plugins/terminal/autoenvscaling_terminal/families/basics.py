@@ -21,7 +21,7 @@ import shlex
 from typing import Any, Callable
 
 from . import vocab
-from .base import Draft, Kind, Wording, family_build
+from .base import Draft, Kind, Wording
 
 EXTS = [".txt", ".md", ".log", ".csv", ".cfg"]
 OPS: dict[str, tuple[str, ...]] = {
@@ -93,7 +93,10 @@ class Builder:
         self.solution: list[str] = []
 
     def add(self, op: str) -> None:
-        getattr(self, f"_{op}")()
+        if op in self.INSPECT:
+            self._inspect(op)
+        else:
+            getattr(self, f"_{op}")()
 
     def _step(self, sentence: str, command: str, **truth: Any) -> None:
         self.steps.append(truth)
@@ -200,15 +203,6 @@ class Builder:
         self._step(self.w.pick(phrasings, s=src, o=out), f"{tool} /app/{src} > /app/{out}", op=op, src=src, out=out,
                    value=value(self.files[src].decode()))
 
-    def _count_lines(self) -> None:
-        self._inspect("count_lines")
-
-    def _count_words(self) -> None:
-        self._inspect("count_words")
-
-    def _first_line(self) -> None:
-        self._inspect("first_line")
-
 
 def make_build(kind: str) -> Callable[[random.Random, int], Draft]:
     def build(rng: random.Random, level: int) -> Draft:
@@ -248,5 +242,3 @@ def _instruction(b: Builder, rng: random.Random) -> str:
 
 
 KINDS = [Kind(name, make_build(name)) for name in OPS]
-
-build = family_build(KINDS)

@@ -16,7 +16,7 @@ import random
 from typing import Any
 
 from . import vocab
-from .base import Draft, Kind, Wording, family_build, grow
+from .base import Draft, Kind, Wording, grow
 
 SECTIONS = {
     "server": ["host", "port", "workers", "timeout"],
@@ -344,6 +344,3 @@ def build_env_validate(rng: random.Random, level: int) -> Draft:
 
 
 KINDS = [Kind("ini_edit", build_ini_edit), Kind("env_merge", build_env_merge), Kind("env_validate", build_env_validate)]
-
-build = family_build(KINDS)
-

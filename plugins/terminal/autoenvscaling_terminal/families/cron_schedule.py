@@ -16,7 +16,7 @@ import random
 from typing import Any
 
 from . import vocab
-from .base import Draft, Kind, Wording, family_build
+from .base import Draft, Kind, Wording
 from .cron_engine import cron_field, cron_fires_on, cron_runs_at
 
 DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
@@ -181,6 +181,3 @@ def build_when(rng: random.Random, level: int) -> Draft:
 
 
 KINDS = [Kind("write_crontab", build_write), Kind("when_runs", build_when)]
-
-build = family_build(KINDS)
-

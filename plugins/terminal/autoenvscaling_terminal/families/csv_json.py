@@ -19,7 +19,7 @@ from collections import defaultdict
 from typing import Any
 
 from . import vocab
-from .base import Draft, Kind, Wording, family_build, grow
+from .base import Draft, Kind, Wording, grow
 
 
 def _csv(rows: list[list[str]]) -> bytes:
@@ -143,10 +143,7 @@ def build_convert(rng: random.Random, level: int) -> Draft:
         if drop_inactive and not active:
             continue
         records.append(rec)
-    if drop_inactive:
-        records.sort(key=lambda r: (-r["age"], r["id"]))
-    else:
-        records.sort(key=lambda r: r["id"])
+    records.sort(key=(lambda r: (-r["age"], r["id"])) if drop_inactive else (lambda r: r["id"]))
     out = rng.choice(["output/users.json", "users.json", "export/people.json", "out/members.json"])
     truth = {"out": out, "records": records}
     w = Wording(rng)
@@ -244,5 +241,3 @@ def build_events(rng: random.Random, level: int) -> Draft:
 
 
 KINDS = [Kind("aggregate", build_aggregate), Kind("convert", build_convert), Kind("events", build_events)]
-
-build = family_build(KINDS)

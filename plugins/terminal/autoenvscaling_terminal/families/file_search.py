@@ -18,7 +18,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from . import vocab
-from .base import Draft, Kind, Wording, family_build, grow
+from .base import Draft, Kind, Wording, grow
 
 EXTS = [".md", ".txt", ".py", ".log", ".csv", ".json", ".cfg", ".sh"]
 
@@ -283,5 +283,3 @@ def _dupes_task(rng: random.Random, level: int, files: dict[str, bytes]) -> Draf
 
 
 KINDS = [Kind("collect", build_collect), Kind("cleanup", build_cleanup), Kind("dupes", build_dupes, min_level=2)]
-
-build = family_build(KINDS)

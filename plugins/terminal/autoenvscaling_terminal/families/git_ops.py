@@ -20,7 +20,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from . import vocab
-from .base import Draft, Kind, Wording, family_build, grow
+from .base import Draft, Kind, Wording, grow
 
 
 @dataclass
@@ -271,5 +271,3 @@ def build_branch_fix(rng: random.Random, level: int) -> Draft:
 
 
 KINDS = [Kind("find_commit", build_find_commit), Kind("restore_file", build_restore), Kind("branch_fix", build_branch_fix)]
-
-build = family_build(KINDS)

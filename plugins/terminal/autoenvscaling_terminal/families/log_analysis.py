@@ -18,11 +18,10 @@ from collections import Counter
 from datetime import datetime, timedelta, timezone
 
 from . import vocab
-from .base import Draft, Kind, Wording, family_build, grow
+from .base import Draft, Kind, Wording, grow
 
 MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 ACCESS_RE = re.compile(r'^[0-9.]+ - \S+ \[[^]]+\] "[A-Z]+ \S+ HTTP/1\.[01]" [0-9]{3} ([0-9]+|-) ')
-APP_RE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z \[(DEBUG|INFO|WARN|ERROR)\] ")
 
 
 def _ips(rng: random.Random, n: int) -> list[str]:
@@ -247,5 +246,3 @@ def build_app_errors(rng: random.Random, level: int) -> Draft:
 
 
 KINDS = [Kind("access_report", build_access), Kind("app_errors", build_app_errors)]
-
-build = family_build(KINDS)

@@ -14,7 +14,7 @@ import random
 from typing import Any
 
 from . import vocab
-from .base import Draft, Kind, Wording, family_build
+from .base import Draft, Kind, Wording
 
 WORKER = '''"""{name}: a small worker that writes a heartbeat until it receives SIGTERM."""
 import os
@@ -196,5 +196,3 @@ def build_job_runner(rng: random.Random, level: int) -> Draft:
 
 
 KINDS = [Kind("service_ctl", build_service), Kind("job_runner", build_job_runner)]
-
-build = family_build(KINDS)

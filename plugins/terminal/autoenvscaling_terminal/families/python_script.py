@@ -16,7 +16,7 @@ import random
 from typing import Any
 
 from . import vocab
-from .base import Draft, Kind, Wording, family_build
+from .base import Draft, Kind, Wording
 
 UNITS = [("w", 604800), ("d", 86400), ("h", 3600), ("m", 60), ("s", 1)]
 
@@ -275,5 +275,3 @@ def build_semver(rng: random.Random, level: int) -> Draft:
 
 
 KINDS = [Kind("durations", build_durations), Kind("inventory", build_inventory), Kind("semver", build_semver)]
-
-build = family_build(KINDS)

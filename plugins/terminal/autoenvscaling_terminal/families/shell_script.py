@@ -15,7 +15,7 @@ import random
 import string
 
 from . import vocab
-from .base import Draft, Kind, Wording, family_build
+from .base import Draft, Kind, Wording
 
 SCRIPT_DIRS = ["bin", "scripts", "tools"]
 
@@ -53,7 +53,7 @@ def _rename_case(rng: random.Random, level: int, size: int) -> dict:
             names.append(target)
     names.sort(key=lambda s: s.encode())
     current = set(names)
-    result, skipped = {n: n for n in names}, []
+    skipped: list[str] = []
     for n in names:
         new = _normalise(n, spaces)
         if new == n:
@@ -63,7 +63,6 @@ def _rename_case(rng: random.Random, level: int, size: int) -> dict:
             continue
         current.discard(n)
         current.add(new)
-        result[n] = new
     return {"names": names, "after": sorted(current, key=lambda s: s.encode()), "skipped": skipped,
             "plan": [[n, _normalise(n, spaces)] for n in names if _normalise(n, spaces) != n]}
 
@@ -265,5 +264,3 @@ def build_backup(rng: random.Random, level: int) -> Draft:
 
 
 KINDS = [Kind("rename", build_rename), Kind("stats", build_stats), Kind("backup", build_backup)]
-
-build = family_build(KINDS)

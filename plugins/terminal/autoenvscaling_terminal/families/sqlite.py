@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import vocab
-from .base import Draft, Kind, Wording, family_build, grow
+from .base import Draft, Kind, Wording, grow
 
 SCHEMA = """CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT NOT NULL, city TEXT NOT NULL, joined TEXT NOT NULL);
 CREATE TABLE products (id INTEGER PRIMARY KEY, name TEXT NOT NULL, category TEXT NOT NULL, price REAL NOT NULL);
@@ -176,17 +176,14 @@ def build_modify(rng: random.Random, level: int) -> Draft:
     counts_before = _counts(con)
     for _, statement in steps:
         con.executescript(statement)
-    truth: dict = {"db": db, "status": dict(con.execute("SELECT id, status FROM orders ORDER BY id").fetchall()),
+    truth: dict = {"db": db, "status": {str(k): v for k, v in con.execute("SELECT id, status FROM orders ORDER BY id")},
                    "counts": {t: c for t, c in counts_before.items() if t in ("orders", "order_items")}}
     if level >= 2:
         truth["view"] = [list(r) for r in con.execute("SELECT customer_id, name, orders, total FROM customer_totals ORDER BY customer_id")]
     if level >= 3:
-        truth["tiers"] = dict(con.execute("SELECT id, tier FROM customers ORDER BY id").fetchall())
+        truth["tiers"] = {str(k): v for k, v in con.execute("SELECT id, tier FROM customers ORDER BY id")}
     if level >= 4:
         truth["products"] = [r[0] for r in con.execute("SELECT id FROM products ORDER BY id")]
-    truth["status"] = {str(k): v for k, v in truth["status"].items()}
-    if "tiers" in truth:
-        truth["tiers"] = {str(k): v for k, v in truth["tiers"].items()}
     w = Wording(rng)
     intro = w.intro([f"The SQLite database `/app/{db}` needs some maintenance.",
                      f"A few changes have to be made to our SQLite database at `/app/{db}`."])
@@ -203,5 +200,3 @@ def build_modify(rng: random.Random, level: int) -> Draft:
 
 
 KINDS = [Kind("report", build_report), Kind("modify", build_modify)]
-
-build = family_build(KINDS)

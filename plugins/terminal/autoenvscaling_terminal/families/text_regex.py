@@ -15,7 +15,7 @@ import random
 from collections import Counter
 
 from . import vocab
-from .base import Draft, Kind, Wording, family_build, grow
+from .base import Draft, Kind, Wording, grow
 
 EMAIL_ERE = "[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)+"
 MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
@@ -216,5 +216,3 @@ def build_dates(rng: random.Random, level: int) -> Draft:
 
 
 KINDS = [Kind("extract", build_extract), Kind("redact", build_redact), Kind("dates", build_dates)]
-
-build = family_build(KINDS)
