@@ -49,6 +49,7 @@ EXPORTS: dict[str, str] = {
     "AESError": "autoenvscaling.errors",
     "ConfigError": "autoenvscaling.errors",
     "MissingPrerequisite": "autoenvscaling.errors",
+    "NoFurtherVariant": "autoenvscaling.errors",
     "SandboxError": "autoenvscaling.errors",
     "TaskFormatError": "autoenvscaling.errors",
     "UsageError": "autoenvscaling.errors",
@@ -143,7 +144,7 @@ if TYPE_CHECKING:  # the same names for type checkers and editors
     from autoenvscaling.domains.catalog import FamilyInfo, family_module, lazy_domain
     from autoenvscaling.domains.render import grow, label_of, package_reader, render_task
     from autoenvscaling.errors import (
-        AESError, ConfigError, MissingPrerequisite, SandboxError, TaskFormatError, UsageError,
+        AESError, ConfigError, MissingPrerequisite, NoFurtherVariant, SandboxError, TaskFormatError, UsageError,
     )
     from autoenvscaling.executors.jobs import LLMSpec, SolverSpec
     from autoenvscaling.flywheel.assignments import Assignment, from_summary, summary_of

@@ -22,6 +22,11 @@ class UsageError(AESError):
     """The user asked for something malformed."""
 
 
+class NoFurtherVariant(UsageError):
+    """A task is already a domain's simplest (or hardest) variant: it cannot be varied that way.
+    The procedural proposer then asks for a "different" variant instead."""
+
+
 class ConfigError(AESError):
     """A configuration file or option is invalid."""
 

@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Mapping, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import UsageError
+from ..errors import NoFurtherVariant, UsageError
 from ..tasks import Task
 
 DIFFICULTIES = ("easy", "medium", "hard")
@@ -263,6 +263,7 @@ class LevelledDomain(Domain):
         else:
             level += 1 if direction == "harder" else -1
             if not self.min_level <= level <= self.max_level:
-                raise UsageError(f"{parent.name} is already the {'hardest' if direction == 'harder' else 'simplest'} variant",
-                                 hint="vary it with direction='different'")
+                edge = "hardest" if direction == "harder" else "simplest"
+                raise NoFurtherVariant(f"{parent.name} is already the {edge} variant",
+                                       hint="vary it with direction='different'")
         return family, level, self.vary_options(parent, same_family=family == start)

@@ -1,7 +1,8 @@
 """The procedural proposer: a domain's own generators, no LLM.
 
 A fresh assignment generates a task of the asked family and difficulty; an assignment with a parent
-asks the domain for a variant in the assignment's direction (``Domain.vary``). It is the baseline the
+asks the domain for a variant in the assignment's direction (``Domain.vary``), or for a "different"
+one when the parent is already the domain's simplest (hardest) variant. It is the baseline the
 LLM proposers are compared with, and what ``autoenvscaling run`` uses when no model is configured.
 """
 
@@ -11,7 +12,7 @@ import time
 from typing import Any, ClassVar
 
 from ..domains.base import Domain
-from ..errors import AESError
+from ..errors import AESError, NoFurtherVariant
 from .base import Proposal, Proposer
 
 
@@ -25,7 +26,11 @@ class ProceduralProposer(Proposer):
         start = time.monotonic()
         try:
             if assignment.parent_task is not None:
-                task = await domain.avary(assignment.parent_task, direction=assignment.direction, seed=seed)
+                try:
+                    task = await domain.avary(assignment.parent_task, direction=assignment.direction, seed=seed)
+                except NoFurtherVariant:  # nothing simpler (harder) to give: another skill at this level
+                    assignment = assignment.model_copy(update={"direction": "different"})
+                    task = await domain.avary(assignment.parent_task, direction="different", seed=seed)
             else:
                 family = assignment.family or domain.families()[0].name
                 task = await domain.agenerate(family, seed=seed, difficulty=assignment.difficulty)

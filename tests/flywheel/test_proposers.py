@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from autoenvscaling.agents.base import Trajectory
+from autoenvscaling.api import FamilyInfo, LevelledDomain, NoFurtherVariant
 from autoenvscaling.flywheel.assignments import from_rollouts, new_task
 from autoenvscaling.gates.validate import Validator
 from autoenvscaling.llm.openai_backend import OpenAIBackend
@@ -52,6 +53,35 @@ def test_procedural_generates_and_varies() -> None:
     bad = new_task(DOMAIN, "no-such-family", seed=1)
     failed = asyncio.run(proposer.propose(bad, domain=DOMAIN, seed=1))
     assert failed.task is None and failed.scored and "no family" in (failed.error or "")
+
+
+def test_procedural_varies_a_too_hard_simplest_task_into_another_skill() -> None:
+    """The solver fails a task at a family's lowest level: "simpler" has nowhere to go, so the proposer
+    asks for a "different" variant at that level instead of failing the proposal."""
+
+    class Levels(LevelledDomain):
+        name = "levels"
+        max_level = 3
+        catalog = {f.name: FamilyInfo(f.name, f.description, tuple(f.skills),
+                                      "write-file" if f.name == "count-lines" else f.name) for f in DOMAIN.families()}
+
+        def build_task(self, family, rng, *, seed, level):  # noqa: ANN001, ANN201
+            task = DOMAIN.generate(family, seed=seed, difficulty=("easy", "medium", "hard")[level - 1])
+            return task.with_provenance(domain=self.name, parameters={"level": level})
+
+    domain = Levels()
+    parent = domain.generate_level("count-lines", seed=3, level=domain.min_level)
+    with pytest.raises(NoFurtherVariant, match="already the simplest variant"):
+        domain.vary(parent, direction="simpler", seed=8)  # the control: the domain alone refuses
+    failed = TrialResult(task=parent.name, agent="solver", rewards={"reward": 0.0},
+                         steps=[StepResult(name="main", trajectory=Trajectory(agent="solver"),
+                                           verifier=VerifierResult(rewards={"reward": 0.0}))])
+    simpler = from_rollouts(parent, [failed] * 4, domain="levels", seed=8)
+    assert simpler.direction == "simpler"
+    child = asyncio.run(ProceduralProposer().propose(simpler, domain=domain, seed=8))
+    assert child.error is None and child.task is not None
+    prov = child.task.provenance
+    assert (prov.parent, prov.direction, prov.family, prov.parameters["level"]) == (parent.name, "different", "write-file", domain.min_level)
 
 
 def test_procedural_awaits_a_domains_async_generators() -> None:
