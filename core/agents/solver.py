@@ -88,8 +88,9 @@ SERVED_PROFILE = SolverProfile(tool_calling=True, max_tokens_per_turn=1024)
 
 
 def solver_profile(llm: LLMBackend) -> SolverProfile:
-    """LOCAL_PROFILE for a model decoded in this process (transformers), else SERVED_PROFILE."""
-    return LOCAL_PROFILE if getattr(llm, "name", None) == "transformers" else SERVED_PROFILE
+    """LOCAL_PROFILE for a model decoded on this machine (transformers, a local llama.cpp server),
+    else SERVED_PROFILE."""
+    return LOCAL_PROFILE if getattr(llm, "runs_here", False) else SERVED_PROFILE
 
 
 @dataclass

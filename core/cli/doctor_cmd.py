@@ -38,6 +38,7 @@ OPTIONAL_PACKAGES = {
     "docker": "autoenvscaling[docker]",
     "openai": "autoenvscaling[llm]",
     "transformers": "autoenvscaling[local]",
+    "llama_cpp": "autoenvscaling[serve] (compiles llama.cpp; scripts/bootstrap.sh does it)",
     "torch": "torch==2.13.0 (install it first: a plain `torch` pulls a CUDA build)",
     "pyarrow": "autoenvscaling[export]",
     "datasets": "autoenvscaling[test]",

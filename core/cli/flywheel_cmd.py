@@ -9,13 +9,24 @@ Progress goes to stderr (rich); stdout gets the summary (or JSON with ``--json``
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import shlex
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..errors import UsageError
+from ..llm.live import LIVE_DIR_ENV
 
 DEFAULT_SOLVER = "embedded-qwen"
 """The solver of `autoenvscaling run` without --solver-model: the stronger embedded model, which
@@ -23,10 +34,12 @@ keeps the default run inside 10 minutes on 2 cores (docs/models.md)."""
 from ..flywheel.loop import Progress
 
 if TYPE_CHECKING:
-    from ..executors.jobs import SolverSpec
+    from ..executors.jobs import LLMSpec, SolverSpec
+    from ..llm.serve import LocalServer
     from .tasks_cmd import Network
 
 LLM_KINDS = ("prompt", "prompt-feedback", "agentic")
+LIVE_DIR = ".live"
 
 
 def _weights(ctx: click.Context, param: click.Parameter, value: str | None) -> dict[str, float]:
@@ -124,11 +137,12 @@ def run(out: Path, rounds: int, per_round: int, mix: dict[str, float], difficult
                             proposer_model=proposer_model, trainer=trainer, trainer_options=options,
                             solver_model=None if no_solver else (solver_model or "embedded"))
     solver_options = {"turns": solver_turns, "tokens": solver_tokens}
-    summaries = asyncio.run(_flywheel(config, out, resume=resume, backend_name=backend_name, network=network,
-                                      proposer=(proposer_model, proposer_base_url),
-                                      solver=None if no_solver else (solver_model, solver_base_url, solver_options),
-                                      executor=(executor_name, jobs, ray_address), generate=False,
-                                      llm_backend=llm_backend))
+    with _interruptible(out):
+        summaries = asyncio.run(_flywheel(config, out, resume=resume, backend_name=backend_name, network=network,
+                                          proposer=(proposer_model, proposer_base_url),
+                                          solver=None if no_solver else (solver_model, solver_base_url, solver_options),
+                                          executor=(executor_name, jobs, ray_address), generate=False,
+                                          llm_backend=llm_backend))
     _print_summary(summaries, out, as_json)
 
 
@@ -148,10 +162,11 @@ def generate(mix: dict[str, float], count: int, out: Path, difficulty: str, seed
 
     config = FlywheelConfig(seed=seed, rounds=1, mix=mix, proposers=proposers, difficulty=difficulty, calibrate=False,
                             review=False, proposer_model=proposer_model, target=count)
-    summaries = asyncio.run(_flywheel(config, out, resume=resume, backend_name=backend_name, network=network,
-                                      proposer=(proposer_model, proposer_base_url), solver=None,
-                                      executor=(executor_name, jobs, ray_address), generate=True,
-                                      llm_backend=llm_backend))
+    with _interruptible(out):
+        summaries = asyncio.run(_flywheel(config, out, resume=resume, backend_name=backend_name, network=network,
+                                          proposer=(proposer_model, proposer_base_url), solver=None,
+                                          executor=(executor_name, jobs, ray_address), generate=True,
+                                          llm_backend=llm_backend))
     _print_summary(summaries, out, as_json)
 
 
@@ -170,6 +185,10 @@ async def _flywheel(config: Any, out: Path, *, resume: bool, backend_name: str, 
     from ..sandbox.select import make_backend
 
     host = create_host()
+    # Workers report their LLM calls in flight here; the progress shows them (autoenvscaling.llm.live).
+    live = out / LIVE_DIR
+    shutil.rmtree(live, ignore_errors=True)
+    os.environ[LIVE_DIR_ENV] = str(live)
     host.sandbox_backends.entry(backend_name)  # PluginError listing the registered backends
     if llm_backend is not None:
         host.llm_backends.entry(llm_backend)
@@ -184,20 +203,49 @@ async def _flywheel(config: Any, out: Path, *, resume: bool, backend_name: str, 
     backend = make_backend(backend_name, host, SandboxPolicy(network=network))  # fails here if it cannot run
     # One model in both roles (the paper's route to self-improvement) is one spec, so each worker loads it once.
     solver_spec = _solver_spec(*solver, llm_backend) if solver is not None else None
-    for spec in (proposer_llm, solver_spec.llm if solver_spec else None):
-        if spec is not None:
-            spec.check(host)  # one clear line now, not a failed job in every worker
-    with _RichProgress() as progress:
-        flywheel = Flywheel(config, out, host=host, backend=backend, solver=solver_spec, proposer_llm=proposer_llm,
-                            executor=runner, progress=progress, resume=resume, report_writer=write_report)
-        try:
-            if generate:
-                return [await flywheel.generate()]
-            return await flywheel.run()
-        finally:
-            flywheel.close()
-            await runner.aclose()
-            await backend.aclose()
+    with contextlib.ExitStack() as servers:
+        # Local models are served by llama.cpp when it is installed (one server per model, for every
+        # worker); a solver being trained keeps transformers, whose weights the trainer updates.
+        running: dict[str, LocalServer] = {}
+        proposer_llm = _serve_local(servers, running, proposer_llm)
+        if solver_spec is not None and config.trainer is None:
+            solver_spec = solver_spec.model_copy(update={"llm": _serve_local(servers, running, solver_spec.llm)})
+        for spec in (proposer_llm, solver_spec.llm if solver_spec else None):
+            if spec is not None:
+                spec.check(host)  # one clear line now, not a failed job in every worker
+        with _RichProgress(live) as progress:
+            flywheel = Flywheel(config, out, host=host, backend=backend, solver=solver_spec,
+                                proposer_llm=proposer_llm, executor=runner, progress=progress, resume=resume,
+                                report_writer=write_report)
+            try:
+                if generate:
+                    return [await flywheel.generate()]
+                return await flywheel.run()
+            finally:
+                flywheel.close()
+                await runner.aclose()
+                await backend.aclose()
+                shutil.rmtree(live, ignore_errors=True)
+
+
+def _serve_local(servers: contextlib.ExitStack, running: dict[str, LocalServer],
+                 spec: LLMSpec | None) -> LLMSpec | None:
+    """``spec`` pointed at a llama.cpp server when it names a local model llama.cpp can serve and
+    no backend was chosen (or llama-server was), else ``spec``. One server per model, in ``running``,
+    stopped when ``servers`` closes."""
+    from ..executors.jobs import LLMSpec
+    from ..llm import serve
+
+    if spec is None or spec.base_url or spec.backend not in (None, serve.LlamaServerBackend.name):
+        return spec
+    if spec.backend is None and not (serve.available() and serve.servable(spec.model)):
+        return spec
+    server = running.get(spec.model)
+    if server is None:
+        click.echo(f"serving {spec.model} with llama.cpp (--llm-backend transformers decodes it in-process)", err=True)
+        server = running[spec.model] = servers.enter_context(serve.LocalServer(spec.model))
+        click.echo(f"  {server.alias} at {server.base_url}", err=True)
+    return LLMSpec(model=server.alias, base_url=server.base_url, backend=serve.LlamaServerBackend.name)
 
 
 def solver_target(model: str | None, base_url: str | None) -> tuple[str | None, str | None]:
@@ -224,10 +272,47 @@ def _solver_spec(model: str | None, base_url: str | None, options: dict[str, Any
     return SolverSpec(llm=llm, max_tokens_per_turn=options["tokens"], limits=local)
 
 
-class _RichProgress(Progress):
-    """The loop's Progress drawn with rich on stderr: one bar per round, the current step as text."""
+@contextlib.contextmanager
+def _interruptible(out: Path) -> Iterator[None]:
+    """SIGTERM stops a run as Ctrl-C does: the call in flight is abandoned, every finished unit
+    stays recorded, the servers and workers stop, and the lines printed say what was kept and the
+    command that continues the run (exit status 130)."""
+    previous = signal.signal(signal.SIGTERM, lambda *_: signal.raise_signal(signal.SIGINT))
+    try:
+        yield
+    except KeyboardInterrupt:
+        click.echo(f"interrupted: {_kept(out)}", err=True)
+        args = [a for a in sys.argv[1:] if a != "--resume"]
+        click.echo(f"continue with: autoenvscaling {shlex.join(args)} --resume", err=True)
+        raise SystemExit(130) from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
-    def __init__(self) -> None:
+
+def _kept(out: Path) -> str:
+    """What an interrupted run in ``out`` has recorded."""
+    from ..flywheel.loop import RUN_DB
+    from ..flywheel.rundb import RunDB
+
+    if not (out / RUN_DB).is_file():
+        return f"nothing was recorded yet in {out}"
+    db = RunDB(out / RUN_DB)
+    try:
+        units = db.units()
+    finally:
+        db.close()
+    admitted = sum(1 for u in units if u.outcome == "admitted")
+    return f"{len(units)} proposal(s) recorded in {out / RUN_DB}, {admitted} admitted; nothing in flight was kept"
+
+
+class _RichProgress(Progress):
+    """The loop's Progress drawn with rich on stderr: one bar per round, the current step as text.
+    Every HEARTBEAT seconds it also says what is in flight, LLM calls included (tokens so far,
+    tokens/s, elapsed): in place on a terminal, as a plain line in a log or a pipe."""
+
+    HEARTBEAT = 5.0
+
+    def __init__(self, live: Path | None = None) -> None:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -236,25 +321,51 @@ class _RichProgress(Progress):
                                   TimeElapsedColumn(), TextColumn("{task.description}"), console=self.console)
         self._task: Any = None
         self._counts: dict[str, int] = {}
+        self._live = live
+        self._round = ""
+        self._status = "starting"
+        self._started = time.monotonic()
+        self._stop = threading.Event()
+        self._beat = threading.Thread(target=self._heartbeat, name="aes-progress", daemon=True)
 
     def __enter__(self) -> "_RichProgress":
         self._progress.__enter__()
+        self._beat.start()
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._beat.join()
         self._progress.__exit__(*exc)
+
+    def _heartbeat(self) -> None:
+        from ..llm.live import calls_in_flight, describe
+
+        while not self._stop.wait(self.HEARTBEAT):
+            calls = describe(calls_in_flight(self._live)) if self._live is not None else ""
+            if self.console.is_terminal:
+                if self._task is not None:
+                    self._progress.update(self._task, description=f"{self._status}; {calls}")
+                continue
+            elapsed = int(time.monotonic() - self._started)
+            self.console.print(f"[{elapsed // 60}:{elapsed % 60:02d}] {self._round or 'starting'}: {self._status}"
+                               + (f"; {calls}" if calls else ""), highlight=False, soft_wrap=True)
 
     def round_started(self, round: int, units: int | None) -> None:
         if self._task is not None:
             self._progress.update(self._task, description=self._tally())
         self._counts = {}
+        self._round = f"round {round}"
+        self._status = f"0/{units if units is not None else '?'} done"
         self._task = self._progress.add_task("", total=units, label=f"round {round}")
 
     def unit_done(self, unit: Any, outcome: str) -> None:
         self._counts[outcome] = self._counts.get(outcome, 0) + 1
-        self._progress.update(self._task, advance=1, description=self._tally())
+        self._status = self._tally()
+        self._progress.update(self._task, advance=1, description=self._status)
 
     def status(self, text: str) -> None:
+        self._status = text
         if self._task is not None:
             self._progress.update(self._task, description=text)
 
@@ -284,44 +395,62 @@ def bench() -> None:
 
 
 @bench.command("proposers")
-@click.option("--model", "models", multiple=True, required=True, help="Served model name (repeatable).")
-@click.option("--base-url", required=True, help="OpenAI-compatible server of the models.")
-@click.option("-n", "count", type=click.IntRange(min=1), default=10, show_default=True, help="Assignments per kind.")
-@click.option("--domain", default=None, help="Domain of the assignments (default: terminal, else the first installed).")
-@click.option("--kinds", default="prompt,prompt-feedback,agentic", show_default=True, help="Proposer kinds to compare.")
+@click.option("--model", "models", multiple=True,
+              help="Proposer model (repeatable): a served model's name with --base-url, else a local one "
+                   "(embedded, embedded-qwen, a .gguf file), served here by llama.cpp.")
+@click.option("--base-url", default=None, help="OpenAI-compatible server of the models (default: serve them here).")
+@click.option("-n", "count", type=click.IntRange(min=1), default=10, show_default=True, help="Assignments per arm.")
+@click.option("--domain", "domains", multiple=True,
+              help="Domain of the assignments (repeatable; default: terminal, else the first installed).")
+@click.option("--kinds", default="procedural,prompt,prompt-feedback,agentic", show_default=True,
+              help="Proposer kinds (arms) to compare.")
+@click.option("--solver-model", default=None,
+              help="Solver whose rollouts on each admitted task give the useful-group rate (default: none).")
+@click.option("--solver-base-url", default=None, help="OpenAI-compatible server of the solver (default: serve it here).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--backend", "backend_name", default="bwrap", show_default=True,
               help="Sandbox backend: bwrap, docker, or one a plugin registers.")
 @click.option("--json", "as_json", is_flag=True, help="Print rows as JSON.")
-def bench_proposers_cmd(models: tuple[str, ...], base_url: str, count: int, domain: str | None, kinds: str, seed: int,
-                        backend_name: str, as_json: bool) -> None:
-    """Prompt vs prompt+feedback vs agentic on the same assignments: valid-environment rate with its
-    95% Wilson interval and USD per valid environment, per model."""
-    rows = asyncio.run(_bench(models, base_url, count, domain, tuple(k.strip() for k in kinds.split(",") if k.strip()),
-                              seed, backend_name))
+def bench_proposers_cmd(models: tuple[str, ...], base_url: str | None, count: int, domains: tuple[str, ...], kinds: str,
+                        solver_model: str | None, solver_base_url: str | None, seed: int, backend_name: str,
+                        as_json: bool) -> None:
+    """The paper's proposer table: procedural vs prompt vs prompt+feedback vs agentic on the same
+    assignments and budget. Per domain, model and arm: proposals, valid-environment rate with its 95%
+    Wilson interval, tokens and USD per valid environment, the useful-group rate of the admitted tasks
+    (with --solver-model) and the time the arm took."""
+    arms = tuple(k.strip() for k in kinds.split(",") if k.strip())
+    if any(k != "procedural" for k in arms) and not models:
+        raise UsageError("the LLM arms need a model", hint="pass --model M (with --base-url URL for a served one)")
+    rows = asyncio.run(_bench(models, base_url, count, domains, arms, seed, backend_name,
+                              (solver_model, solver_base_url) if solver_model else None))
     if as_json:
-        click.echo(json.dumps([r.model_dump(mode="json") for r in rows], indent=2))
+        click.echo(json.dumps([{**r.model_dump(mode="json"), "tokens_per_valid": r.tokens_per_valid} for r in rows],
+                              indent=2))
         return
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"proposers on {count} assignment(s)")
-    for column in ("model", "proposer", "valid/scored", "rate", "95% interval", "USD per valid env", "refused", "infra"):
+    table = Table(title=f"proposers on the same {count} assignment(s) per domain (seed {seed})")
+    for column in ("domain", "model", "proposer", "valid/scored", "rate", "95% interval", "tokens per valid env",
+                   "USD per valid env", "useful groups", "refused", "infra", "seconds"):
         table.add_column(column)
     for r in rows:
         interval = "" if r.rate.value is None else f"[{r.rate.low:.1%}, {r.rate.high:.1%}]"
-        per = ("unknown price" if r.cost.unpriced == r.cost.proposals else
+        per = ("0" if r.proposer == "procedural" else "unknown price" if r.cost.unpriced == r.cost.proposals else
                "n/a" if r.cost.per_valid_usd is None else f"{r.cost.per_valid_usd:.4f}")
-        table.add_row(r.model, r.proposer, f"{r.rate.successes}/{r.rate.n}",
-                      "n/a" if r.rate.value is None else f"{r.rate.value:.1%}", interval, per,
-                      str(r.outcomes["refused"]), str(r.outcomes["infrastructure"]))
-    Console().print(table)
+        useful = "" if r.useful is None else f"{r.useful.successes}/{r.useful.n}"
+        table.add_row(r.domain, r.model, r.proposer, f"{r.rate.successes}/{r.rate.n}",
+                      "n/a" if r.rate.value is None else f"{r.rate.value:.1%}", interval,
+                      "n/a" if r.tokens_per_valid is None else f"{r.tokens_per_valid:,.0f}", per, useful,
+                      str(r.outcomes["refused"]), str(r.outcomes["infrastructure"]), f"{r.seconds:.0f}")
+    Console(width=200).print(table)
 
 
-async def _bench(models: tuple[str, ...], base_url: str, count: int, domain_name: str | None, kinds: tuple[str, ...],
-                 seed: int, backend_name: str) -> list[Any]:
+async def _bench(models: tuple[str, ...], base_url: str | None, count: int, domain_names: tuple[str, ...],
+                 kinds: tuple[str, ...], seed: int, backend_name: str,
+                 solver: tuple[str, str | None] | None) -> list[Any]:
+    from ..executors.jobs import LLMSpec
     from ..flywheel.bench import bench_proposers
-    from ..llm.openai_backend import OpenAIBackend
     from ..plugins import create_host
     from ..sandbox.select import make_backend
 
@@ -329,21 +458,38 @@ async def _bench(models: tuple[str, ...], base_url: str, count: int, domain_name
     installed = host.domains.names()
     if not installed:
         raise UsageError("no domains installed", hint="pip install autoenvscaling-terminal")
-    name = domain_name or ("terminal" if "terminal" in installed else installed[0])
-    if name not in installed:
-        raise UsageError(f"unknown domain {name!r}", hint=f"installed: {', '.join(installed)}")
+    names = list(domain_names) or ["terminal" if "terminal" in installed else installed[0]]
+    for name in names:
+        if name not in installed:
+            raise UsageError(f"unknown domain {name!r}", hint=f"installed: {', '.join(installed)}")
     unknown = [k for k in kinds if k not in host.proposers.names()]
     if unknown:
         raise UsageError(f"unknown proposer kind(s): {', '.join(unknown)}", hint=f"known: {', '.join(host.proposers.names())}")
-    llms = {m: OpenAIBackend(base_url, None, m) for m in models}
     backend = make_backend(backend_name, host)
-    with _RichProgress() as progress:
-        progress.round_started(0, count * len(kinds) * len(models))
-        try:
-            return await bench_proposers(host=host, backend=backend, domain=host.domains.get(name)(), models=llms, n=count,
-                                         seed=seed, kinds=kinds,
-                                         progress=lambda model, kind, outcome: progress.unit_done(None, outcome))
-        finally:
-            for llm in llms.values():
-                await llm.aclose()
-            await backend.aclose()
+    rows: list[Any] = []
+    with contextlib.ExitStack() as servers:
+        live = Path(servers.enter_context(tempfile.TemporaryDirectory(prefix="aes-bench-live-")))
+        os.environ[LIVE_DIR_ENV] = str(live)  # the LLM calls in flight show in the progress lines
+        running: dict[str, LocalServer] = {}
+        specs = {m: _serve_local(servers, running, LLMSpec(model=m, base_url=base_url)) for m in models}
+        llms = {m: spec.build(host) for m, spec in specs.items() if spec is not None}
+        solver_agent = None
+        if solver is not None:
+            solver_spec = _solver_spec(solver[0], solver[1], {"turns": None, "tokens": None}, None)
+            solver_spec = solver_spec.model_copy(update={"llm": _serve_local(servers, running, solver_spec.llm)})
+            solver_agent = solver_spec.build(host)
+        with _RichProgress(live) as progress:
+            arms = len([k for k in kinds if k != "procedural"]) * len(models) + ("procedural" in kinds)
+            progress.round_started(0, count * arms * len(names))
+            try:
+                for name in names:
+                    rows += await bench_proposers(host=host, backend=backend, domain=host.domains.get(name)(),
+                                                  models=llms, n=count, seed=seed, kinds=kinds, solver=solver_agent,
+                                                  progress=lambda model, kind, outcome: progress.unit_done(None, outcome))
+            finally:
+                for llm in llms.values():
+                    await llm.aclose()
+                if solver_agent is not None:
+                    await solver_agent.llm.aclose()
+                await backend.aclose()
+    return rows

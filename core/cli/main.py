@@ -24,6 +24,7 @@ BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
     "generate": ("autoenvscaling.cli.flywheel_cmd:generate", "Generate a suite of admitted tasks."),
     "run": ("autoenvscaling.cli.flywheel_cmd:run", "Run the flywheel: propose, validate, calibrate."),
     "bench": ("autoenvscaling.cli.flywheel_cmd:bench", "Benchmarks (proposer comparison, ...)."),
+    "serve": ("autoenvscaling.cli.serve_cmd:serve", "Serve a local model over the OpenAI API (llama.cpp)."),
 }
 
 

@@ -113,12 +113,9 @@ async def _redteam(host: Any, backend: Any, task_dirs: list[Path], executor: Any
     finally:
         await executor.aclose()
         await backend.aclose()
-    out = []
-    for i in sorted(rows):
-        row = rows[i]
+    for row in rows.values():
         row["outcomes"].sort(key=lambda o: (o.cheat, o.control))
-        out.append(RedTeamRow(**row))
-    return out
+    return [RedTeamRow(**rows[i]) for i in sorted(rows)]
 
 
 def print_table(rows: list[Any]) -> None:

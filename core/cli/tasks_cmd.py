@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal
 
 import click
 
+from .redteam_cmd import add_redteam_command
+
 if TYPE_CHECKING:
     from ..executors.jobs import AgentSpec
 
@@ -257,10 +259,4 @@ def _failed_row(path: Path, agent: str, status: str, error: str) -> dict[str, An
             "seconds": 0.0, "error": error, "commands": 0, "cause": None, "reason": error, "verifier_view": []}
 
 
-def _add_redteam() -> None:
-    from .redteam_cmd import add_redteam_command
-
-    add_redteam_command(tasks, _backend_options, _executor, _make_backend, _catalog)
-
-
-_add_redteam()
+add_redteam_command(tasks, _backend_options, _executor, _make_backend, _catalog)

@@ -9,6 +9,7 @@ queue until it has been retried ``max_retries`` times.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 from multiprocessing.connection import Connection
 
@@ -87,10 +88,8 @@ class _Worker:
             return None
 
     def stop(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             self.conn.send(None)
-        except OSError:
-            pass
         try:
             self.process.wait(timeout=10)
         except Exception:

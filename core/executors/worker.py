@@ -124,7 +124,6 @@ def serve(conn: Connection) -> None:
         loop.close()
 
 
-
 def main(argv: list[str]) -> None:
     """Entry of a local worker process: ``python -m autoenvscaling.executors.worker FD SYS_PATH_JSON``."""
     import json

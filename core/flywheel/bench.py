@@ -2,10 +2,12 @@
 
 ``bench proposers``: the proposer kinds on the same assignments, per model.
 
-Each model answers the same N assignments once per proposer kind (prompt, prompt + feedback,
-agentic); every proposal goes through the admission gates 1-8 (calibration needs a solver and is
-not part of validity). The figures are the paper's: valid-environment rate with its Wilson interval
-and USD per valid environment.
+Each model answers the same N assignments once per proposer kind (the paper's four arms:
+procedural, prompt, prompt + feedback, agentic; procedural uses no model and runs once); every
+proposal goes through the admission gates 1-8 (calibration needs a solver and is not part of
+validity). The figures are the paper's: valid-environment rate with its Wilson interval, tokens and
+USD per valid environment, and, given a solver, the useful-group rate of the admitted tasks (a group
+of solver rollouts whose rewards are not all equal teaches GRPO something), and the time each arm took.
 
 ``bench calibration``: the useful-group rate of a calibrated pool against an uncalibrated pool of
 the same size, both formed from one stream of solver rollouts (see ``bench_calibration``).
@@ -25,6 +27,7 @@ from .assignments import Assignment, new_task
 from .loop import outcome_of
 
 DEFAULT_KINDS = ("prompt", "prompt-feedback", "agentic")
+PROCEDURAL = "procedural"
 
 
 class BenchRow(BaseModel):
@@ -35,6 +38,17 @@ class BenchRow(BaseModel):
     rate: m.Rate
     cost: m.CostSummary
     outcomes: dict[str, int]
+    domain: str = ""
+    seconds: float = 0.0
+    tokens: int = 0
+    """Tokens in and out over every proposal of the row."""
+    useful: m.Rate | None = None
+    """Admitted tasks whose solver group was useful (rewards not all equal); None without a solver."""
+
+    @property
+    def tokens_per_valid(self) -> float | None:
+        valid = self.outcomes.get("admitted", 0)
+        return self.tokens / valid if valid else None
 
 
 def bench_assignments(domain: Any, n: int, seed: int) -> list[Assignment]:
@@ -47,9 +61,12 @@ def bench_assignments(domain: Any, n: int, seed: int) -> list[Assignment]:
 
 async def bench_proposers(*, host: Any, backend: Any, domain: Any, models: dict[str, Any], n: int, seed: int = 0,
                           kinds: tuple[str, ...] = DEFAULT_KINDS,
-                          progress: Callable[[str, str, str], None] | None = None) -> list[BenchRow]:
-    """Run every (model, kind) on the same assignments; ``models`` maps a name to its LLMBackend.
-    ``progress(model, kind, outcome)`` is called after each proposal."""
+                          progress: Callable[[str, str, str], None] | None = None,
+                          solver: Any | None = None) -> list[BenchRow]:
+    """Run every (model, kind) on the same assignments; ``models`` maps a name to its LLMBackend
+    (the procedural kind runs once, as model "-"). ``progress(model, kind, outcome)`` is called
+    after each proposal. ``solver``: an Agent whose calibration rollouts on each admitted task give
+    the useful-group rate."""
     validator = Validator(host=host, backend=backend)
     gates = [g for g in validator.gates if not g.needs_solver]
 
@@ -58,29 +75,42 @@ async def bench_proposers(*, host: Any, backend: Any, domain: Any, models: dict[
 
         return await validate_task(task, validator.context, gates=gates)
 
+    async def useful(task: Any) -> bool:
+        from ..gates.base import GateContext, GateSettings
+        from ..runtime.trial import TrialRunner
+        from .calibration import CalibrationGate
+
+        ctx = GateContext(backend=backend, runner=TrialRunner(backend), settings=GateSettings(), solver=solver)
+        return len(set((await CalibrationGate().measure(task, ctx)).rewards)) > 1
+
     assignments = bench_assignments(domain, n, seed)
+    arms = [(PROCEDURAL, "-", None)] if PROCEDURAL in kinds else []
+    arms += [(kind, name, llm) for name, llm in models.items() for kind in kinds if kind != PROCEDURAL]
     rows = []
-    for model_name, llm in models.items():
-        for kind in kinds:
-            cls = host.proposers.get(kind)
-            proposer = cls(llm=llm, checker=check, backend=backend)
-            outcomes = []
-            for assignment in assignments:
-                proposal = await proposer.propose(assignment, domain=domain, seed=assignment.seed)
-                report = proposal.report
-                if proposal.task is not None and report is None:
-                    report = await check(proposal.task)
-                outcome = outcome_of(proposal, report)
-                outcomes.append(m.ProposalOutcome(proposer=kind, model=model_name, outcome=outcome,  # type: ignore[arg-type]
-                                                  cost_usd=proposal.cost_usd, tokens_in=proposal.tokens_in,
-                                                  tokens_out=proposal.tokens_out))
-                if progress is not None:
-                    progress(model_name, kind, outcome)
-            cost = m.cost_per_valid_environment(outcomes)[model_name]
-            counts = {o: sum(1 for x in outcomes if x.outcome == o) for o in
-                      ("admitted", "failed_validation", "refused", "infrastructure")}
-            rows.append(BenchRow(model=model_name, proposer=kind, rate=m.valid_environment_rate(outcomes), cost=cost,
-                                 outcomes=counts))
+    for kind, model_name, llm in arms:
+        proposer = host.proposers.get(kind)(llm=llm, checker=check, backend=backend)
+        outcomes, groups = [], []
+        started = time.monotonic()
+        for assignment in assignments:
+            proposal = await proposer.propose(assignment, domain=domain, seed=assignment.seed)
+            report = proposal.report
+            if proposal.task is not None and report is None:
+                report = await check(proposal.task)
+            outcome = outcome_of(proposal, report)
+            outcomes.append(m.ProposalOutcome(proposer=kind, model=model_name, outcome=outcome,  # type: ignore[arg-type]
+                                              cost_usd=proposal.cost_usd, tokens_in=proposal.tokens_in,
+                                              tokens_out=proposal.tokens_out))
+            if solver is not None and outcome == "admitted" and proposal.task is not None:
+                groups.append(await useful(proposal.task))
+            if progress is not None:
+                progress(model_name, kind, outcome)
+        cost = m.cost_per_valid_environment(outcomes)[model_name]
+        counts = {o: sum(1 for x in outcomes if x.outcome == o) for o in
+                  ("admitted", "failed_validation", "refused", "infrastructure")}
+        rows.append(BenchRow(model=model_name, proposer=kind, rate=m.valid_environment_rate(outcomes), cost=cost,
+                             outcomes=counts, domain=domain.name, seconds=round(time.monotonic() - started, 1),
+                             tokens=sum(o.tokens_in + o.tokens_out for o in outcomes),
+                             useful=m.rate(sum(groups), len(groups)) if solver is not None else None))
     return rows
 
 

@@ -127,9 +127,7 @@ def similarity(a: Task, b: Task) -> tuple[float, float]:
 
 
 def jaccard(a: frozenset[int], b: frozenset[int]) -> float:
-    if not a and not b:
-        return 1.0
-    return len(a & b) / len(a | b)
+    return len(a & b) / len(a | b) if a or b else 1.0
 
 
 class NearDuplicateGate(Gate):

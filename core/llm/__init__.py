@@ -9,4 +9,5 @@ def builtin_llm_backends() -> dict[str, str]:
     return {
         "openai": "autoenvscaling.llm.openai_backend:OpenAIBackend",
         "transformers": "autoenvscaling.llm.local_backend:TransformersBackend",
+        "llama-server": "autoenvscaling.llm.serve:LlamaServerBackend",
     }

@@ -152,6 +152,9 @@ class LLMBackend(abc.ABC):
 
     name: ClassVar[str]
     """Registry name of the backend kind, e.g. "openai"."""
+    runs_here: ClassVar[bool] = False
+    """Whether the model decodes on this machine, one request at a time (a small model in this
+    process or a local server): agents then use their local profile (a short budget, no queueing)."""
 
     def __init__(self, model: str) -> None:
         self.model = model

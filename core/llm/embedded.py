@@ -172,7 +172,8 @@ def verified_gguf(model: EmbeddedModel, parts: list[Path], scratch: Path) -> tup
     order into ``scratch``. A digest other than the expected one raises ConfigError (and the
     assembled file is deleted): nothing is converted from it."""
     if len(parts) == 1 and model.sha256 is None:
-        return parts[0], _sha256(parts[0])
+        with parts[0].open("rb") as f:
+            return parts[0], hashlib.file_digest(f, "sha256").hexdigest()
     gguf = scratch / f"{model.name}.gguf"
     digest = hashlib.sha256()
     with gguf.open("wb") as out:
@@ -215,14 +216,6 @@ def _converted(target: Path, model: EmbeddedModel) -> bool:
         return bool(json.loads(marker.read_text()).get("sha256") == model.sha256)
     except (OSError, ValueError):
         return False
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _convert(gguf: Path, out: Path) -> None:

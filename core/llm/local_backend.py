@@ -35,6 +35,7 @@ class TransformersBackend(LLMBackend):
     """
 
     name = "transformers"
+    runs_here = True
 
     @classmethod
     def from_target(cls, model: str | None, base_url: str | None) -> TransformersBackend:

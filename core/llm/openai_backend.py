@@ -29,6 +29,7 @@ from autoenvscaling.llm.errors import (
     LLMTimeout,
     LLMUnavailable,
 )
+from autoenvscaling.llm.live import LiveCall
 from autoenvscaling.llm.pricing import PriceTable
 
 if TYPE_CHECKING:
@@ -115,7 +116,7 @@ class OpenAIBackend(LLMBackend):
     @classmethod
     def check_target(cls, model: str | None, base_url: str | None) -> None:
         if not base_url:
-            raise LLMConfigError("the openai LLM backend needs the server's base URL",
+            raise LLMConfigError(f"the {cls.name} LLM backend needs the server's base URL",
                                  hint="pass --base-url URL (or the role's --solver-base-url / --proposer-base-url)")
 
     def __init__(
@@ -131,6 +132,7 @@ class OpenAIBackend(LLMBackend):
         prices: PriceTable | None = None,
         raise_on_refusal: bool = True,
         max_tokens_field: str = "max_tokens",
+        stream: bool = False,
     ) -> None:
         super().__init__(model)
         key = api_key or os.environ.get("OPENAI_API_KEY")
@@ -152,6 +154,8 @@ class OpenAIBackend(LLMBackend):
         self.raise_on_refusal = raise_on_refusal
         self.max_tokens_field = max_tokens_field
         """"max_tokens" for most servers; hosted reasoning models want "max_completion_tokens"."""
+        self.stream = stream
+        """Stream answers, so that the tokens of a call in flight are counted as they come (``live``)."""
         self._api_key = key
         self._random = random.Random()
         # The HTTP client and the semaphore belong to one event loop; a later asyncio.run() (common in
@@ -205,32 +209,36 @@ class OpenAIBackend(LLMBackend):
             request["seed"] = seed
         started = time.monotonic()
         attempt = 0
-        while True:
-            attempt += 1
-            try:
-                raw = await self._attempt(request)
-                response = self._to_response(raw, started, attempt)
-            except _RetryableError as e:
-                if attempt > self.max_retries:
+        with LiveCall(self.model) as live:
+            while True:
+                attempt += 1
+                try:
+                    raw, usage = await self._attempt(request, live)
+                    response = self._to_response(raw, started, attempt, usage)
+                except _RetryableError as e:
+                    if attempt > self.max_retries:
+                        self.usage.add_failure(retries=attempt - 1)
+                        raise e.final(attempt) from None
+                    await asyncio.sleep(self.backoff(attempt, e.retry_after))
+                    continue
+                except LLMError:
                     self.usage.add_failure(retries=attempt - 1)
-                    raise e.final(attempt) from None
-                await asyncio.sleep(self.backoff(attempt, e.retry_after))
-                continue
-            except LLMError:
-                self.usage.add_failure(retries=attempt - 1)
-                raise
-            self.usage.add(response)
-            return response
+                    raise
+                self.usage.add(response)
+                return response
 
-    async def _attempt(self, request: dict[str, Any]) -> Any:
-        """One HTTP call, with errors sorted into retryable ones and final LLMErrors."""
+    async def _attempt(self, request: dict[str, Any], live: LiveCall) -> tuple[Any, Usage | None]:
+        """One HTTP call, with errors sorted into retryable ones and final LLMErrors: the completion,
+        and its usage when the completion does not carry it (a stream without usage)."""
         import openai
 
         client, semaphore = await self._ensure_client()
         async with semaphore:
             try:
                 async with asyncio.timeout(self.timeout):
-                    return await client.chat.completions.create(**request)
+                    if not self.stream:
+                        return await client.chat.completions.create(**request), None
+                    return await self._streamed(client, request, live)
             except (openai.APITimeoutError, TimeoutError):
                 raise _RetryableError(LLMTimeout, f"no answer from {self.base_url} within {self.timeout:g} s") from None
             except openai.APIConnectionError as e:
@@ -242,6 +250,35 @@ class OpenAIBackend(LLMBackend):
                     f"{self.base_url} answered with a body that is not a chat completion",
                     hint="check that base_url points at an OpenAI-compatible /v1 endpoint",
                 ) from None
+
+    async def _streamed(self, client: AsyncOpenAI, request: dict[str, Any],
+                        live: LiveCall) -> tuple[Any, Usage | None]:
+        """The answer streamed: every chunk that carries content or a tool call's text is a token
+        for ``live``. A stream without usage (llama.cpp's) is accounted by ``stream_usage``."""
+        from openai.lib.streaming.chat import ChatCompletionStreamState
+
+        state = ChatCompletionStreamState()
+        counted = chunks = 0
+        stream = await client.chat.completions.create(**request, stream=True, stream_options={"include_usage": True})
+        async for chunk in stream:
+            chunks += 1
+            state.handle_chunk(chunk)
+            delta = chunk.choices[0].delta if chunk.choices else None
+            if delta is not None and (delta.content or delta.tool_calls):
+                counted += 1
+                live.add_tokens()
+        if not chunks:
+            raise LLMBadResponse(f"{self.base_url} ended the stream without a chunk", hint="is it a chat endpoint?")
+        snapshot = state.current_completion_snapshot
+        if snapshot.usage is not None:
+            return snapshot, None
+        return snapshot, await self.stream_usage(client, request, counted)
+
+    async def stream_usage(self, client: AsyncOpenAI, request: dict[str, Any], counted: int) -> Usage:
+        """The usage of a streamed answer whose stream carried none: the chunks counted (one token
+        each on the servers that omit usage) and no prompt tokens. A backend that can ask its server
+        for the prompt's length overrides this."""
+        return Usage(prompt_tokens=0, completion_tokens=counted)
 
     def _status_error(self, e: Any) -> Exception:
         status = e.status_code
@@ -258,7 +295,7 @@ class OpenAIBackend(LLMBackend):
             return LLMConfigError(f"HTTP {status} from {self.base_url}: {message}", hint=_CONFIG_STATUS[status])
         return LLMRequestError(f"HTTP {status} from {self.base_url}: {message}")
 
-    def _to_response(self, raw: Any, started: float, attempts: int) -> ChatResponse:
+    def _to_response(self, raw: Any, started: float, attempts: int, usage: Usage | None = None) -> ChatResponse:
         choices = getattr(raw, "choices", None)
         if not choices:
             raise LLMBadResponse(f"{self.base_url} answered without choices", hint="is it a chat endpoint?")
@@ -276,7 +313,8 @@ class OpenAIBackend(LLMBackend):
                 hint="refusals are excluded from scored attempts; pass raise_on_refusal=False to keep them as data",
             )
         calls = tuple(_parse_tool_call(c) for c in (message.tool_calls or ()))
-        usage = Usage(
+        known = raw.usage is not None or usage is not None
+        usage = usage or Usage(
             prompt_tokens=getattr(raw.usage, "prompt_tokens", 0) or 0,
             completion_tokens=getattr(raw.usage, "completion_tokens", 0) or 0,
         )
@@ -290,7 +328,7 @@ class OpenAIBackend(LLMBackend):
             model=model,
             finish_reason=finish,
             seconds=time.monotonic() - started,
-            cost_usd=price if raw.usage else None,
+            cost_usd=price if known else None,
             refusal=refusal or None,
             attempts=attempts,
         )

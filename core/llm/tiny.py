@@ -21,6 +21,8 @@ def build_tiny_model(path: str | Path, *, seed: int = 0) -> Path:
     from transformers import AutoTokenizer, GenerationConfig, LlamaConfig, LlamaForCausalLM
 
     tokenizer = AutoTokenizer.from_pretrained(embedded_model_path(), local_files_only=True)
+    special = {"bos_token_id": tokenizer.bos_token_id, "eos_token_id": tokenizer.eos_token_id,
+               "pad_token_id": tokenizer.pad_token_id}
     config = LlamaConfig(
         vocab_size=len(tokenizer),
         hidden_size=64,
@@ -29,19 +31,13 @@ def build_tiny_model(path: str | Path, *, seed: int = 0) -> Path:
         num_attention_heads=4,
         num_key_value_heads=4,
         max_position_embeddings=2048,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
         tie_word_embeddings=True,
+        **special,
     )
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = LlamaForCausalLM(config)
-    model.generation_config = GenerationConfig(
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-    )
+    model.generation_config = GenerationConfig(**special)
     out = Path(path)
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)

@@ -65,6 +65,8 @@ declare(
                    "any OpenAI-compatible server (vLLM, SGLang, Ollama, hosted APIs)", "llm"),
         "transformers": ("autoenvscaling.llm.local_backend:TransformersBackend",
                          "a local Hugging Face causal LM (default: embedded SmolLM2-135M-Instruct)", "local"),
+        "llama-server": ("autoenvscaling.llm.serve:LlamaServerBackend",
+                         "a local model served by llama.cpp (`autoenvscaling serve`; run/generate start one)", "serve"),
     },
     # next to the backends that need them; the doctor reports whatever plugins register
     prerequisites={

@@ -48,8 +48,7 @@ async def read_back(sandbox: Sandbox) -> Task:
     data = await sandbox.get_archive(TASK_DIR)
     with tempfile.TemporaryDirectory(prefix="aes-agentic-") as tmp:
         extract_tar(data, tmp, check=_regular)
-        root = Path(tmp) / Path(TASK_DIR).name
-        return read_task(root)
+        return read_task(Path(tmp) / Path(TASK_DIR).name)
 
 
 def _regular(member: tarfile.TarInfo) -> None:

@@ -89,10 +89,6 @@ def declared_outputs(task: Task) -> list[str]:
     return list(task.provenance.asks or task.config.verifier.outputs) or mentioned_paths(task)
 
 
-def quote(path: str) -> str:
-    return shlex.quote(path)
-
-
 # -- positive controls the cheats share ---------------------------------------------------------------
 def naive_control(task: Task, test_sh: str) -> Task:
     """``task`` with ``test_sh`` as its verifier, run on the agent's filesystem as it is (view
@@ -109,7 +105,7 @@ def reward_if(condition: str, setup: str = "") -> str:
 def exists_only_control(task: Task, paths: list[str]) -> Task:
     """``task`` with a test.sh that pays 1 when every one of ``paths`` exists: the weakest verifier an
     LLM proposer writes."""
-    return naive_control(task, reward_if(" && ".join(f"test -e {quote(p)}" for p in paths) or "true"))
+    return naive_control(task, reward_if(" && ".join(f"test -e {shlex.quote(p)}" for p in paths) or "true"))
 
 
 def agent_view_control(task: Task) -> Task:

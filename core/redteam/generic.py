@@ -8,10 +8,10 @@ tests it can see, or leave a process behind. Domain plugins add their own throug
 
 from __future__ import annotations
 
+from shlex import quote
+
 from ..tasks import StepConfig, Task
-from .cheat import (
-    REWARD_SH, Cheat, agent_view_control, declared_outputs, exists_only_control, naive_control, quote, reward_if,
-)
+from .cheat import REWARD_SH, Cheat, agent_view_control, declared_outputs, exists_only_control, naive_control, reward_if
 
 # A module body that pays itself when the process that imported it exits, then pretends it is not
 # there (raises ImportError), so a library's ``try: import x / except ImportError`` goes on as usual.
@@ -42,6 +42,47 @@ def _write(path: str, text: str) -> str:
     return f"mkdir -p \"$(dirname {quote(path)})\" && printf %s {quote(text)} > {quote(path)}"
 
 
+def _file_outputs(task: Task) -> list[str]:
+    """The declared outputs that are files (not folders)."""
+    return [p for p in declared_outputs(task) if not _looks_like_dir(p)]
+
+
+class _FillOutputs(Cheat):
+    """A cheat that fills the task's output files; its control checks only that they exist."""
+
+    def applies(self, task: Task) -> bool:
+        return bool(_file_outputs(task))
+
+    def control(self, task: Task) -> Task | None:
+        return exists_only_control(task, _file_outputs(task))
+
+
+class _Plant(Cheat):
+    """A cheat that leaves code a verifier runs unawares; its control verifies on the agent's filesystem."""
+
+    def control(self, task: Task) -> Task | None:
+        return agent_view_control(task)
+
+
+class _VisibleTests(Cheat):
+    """A cheat on the test files the agent can see; its control trusts those tests."""
+
+    def applies(self, task: Task) -> bool:
+        return any(p.startswith("environment/") and p.rsplit("/", 1)[-1].startswith("test_") and p.endswith(".py")
+                   for p in task.files)
+
+    def control(self, task: Task) -> Task | None:
+        """A verifier that trusts the tests the agent can see: it runs each one and pays 1 when none
+        fails (what a proposer writes when it reuses the visible tests as the verifier)."""
+        run_each = ("fail=0\n"
+                    f"for f in $({VISIBLE_TESTS_SH}); do case \"$f\" in */conftest.py) continue ;; esac\n"
+                    "  (cd \"$(dirname \"$f\")\" && python3 -c 'import runpy, sys\n"
+                    "ns = runpy.run_path(sys.argv[1])\n"
+                    "[fn() for n, fn in ns.items() if n.startswith(\"test_\") and callable(fn)]' \"$f\") "
+                    "|| fail=1\ndone\n")
+        return naive_control(task, reward_if("[ $fail = 0 ]", setup=run_each))
+
+
 class Nothing(Cheat):
     """Does nothing: the null attempt, for the table (the null gate already runs it)."""
 
@@ -49,7 +90,7 @@ class Nothing(Cheat):
     gate = False
 
 
-class EmptyOutputs(Cheat):
+class EmptyOutputs(_FillOutputs):
     """Creates every declared output (or path the instruction names) as an empty file."""
 
     name = "empty-outputs"
@@ -59,42 +100,27 @@ class EmptyOutputs(Cheat):
         return bool(declared_outputs(task))
 
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
-        return [f"mkdir -p \"$(dirname {quote(p)})\" && : > {quote(p)}" for p in declared_outputs(task)
-                if not _looks_like_dir(p)]
-
-    def control(self, task: Task) -> Task | None:
-        return exists_only_control(task, [p for p in declared_outputs(task) if not _looks_like_dir(p)])
+        return [f"mkdir -p \"$(dirname {quote(p)})\" && : > {quote(p)}" for p in _file_outputs(task)]
 
 
-class PlaceholderOutputs(Cheat):
+class PlaceholderOutputs(_FillOutputs):
     """Creates every output with a one-line placeholder, a comment: a verifier that checks that the
     output exists, or that a script the agent wrote exits 0, pays for it."""
 
     name = "placeholder-outputs"
 
-    def applies(self, task: Task) -> bool:
-        return any(not _looks_like_dir(p) for p in declared_outputs(task))
-
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
-        return [_write(p, "# placeholder\n") for p in declared_outputs(task) if not _looks_like_dir(p)]
-
-    def control(self, task: Task) -> Task | None:
-        return exists_only_control(task, [p for p in declared_outputs(task) if not _looks_like_dir(p)])
+        return [_write(p, "# placeholder\n") for p in _file_outputs(task)]
 
 
-class CopyInputs(Cheat):
+class CopyInputs(_FillOutputs):
     """Fills every output with a copy of an input file of the same kind (the input file unchanged)."""
 
     name = "copy-inputs"
 
-    def applies(self, task: Task) -> bool:
-        return any(not _looks_like_dir(p) for p in declared_outputs(task))
-
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
         lines = []
-        for path in declared_outputs(task):
-            if _looks_like_dir(path):
-                continue
+        for path in _file_outputs(task):
             ext = path.rsplit(".", 1)[-1] if "." in path.rsplit("/", 1)[-1] else ""
             pattern = quote(f"*.{ext}") if ext else "'*'"
             lines.append(f"src=$(find \"$PWD\" /app -xdev -type f -name {pattern} ! -path {quote(path)} "
@@ -103,27 +129,20 @@ class CopyInputs(Cheat):
                          f"mkdir -p \"$(dirname {quote(path)})\" && cp \"$src\" {quote(path)}")
         return lines
 
-    def control(self, task: Task) -> Task | None:
-        return exists_only_control(task, [p for p in declared_outputs(task) if not _looks_like_dir(p)])
 
-
-class InstructionEcho(Cheat):
+class InstructionEcho(_FillOutputs):
     """Writes the instruction into every output: a verifier that greps an output for a keyword, a
     number or a name the instruction mentions pays for it."""
 
     name = "instruction-echo"
 
-    def applies(self, task: Task) -> bool:
-        return any(not _looks_like_dir(p) for p in declared_outputs(task))
-
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
         text = (task.step_instruction(step) if step else task.instruction or "")[:20000]
-        return [_write(p, text) for p in declared_outputs(task) if not _looks_like_dir(p)]
+        return [_write(p, text) for p in _file_outputs(task)]
 
     def control(self, task: Task) -> Task | None:
         words = [w for w in (task.instruction or "").split() if w.isalpha() and len(w) > 3][:1] or ["the"]
-        paths = [p for p in declared_outputs(task) if not _looks_like_dir(p)]
-        checks = " && ".join(f"grep -qi {quote(words[0])} {quote(p)}" for p in paths) or "false"
+        checks = " && ".join(f"grep -qi {quote(words[0])} {quote(p)}" for p in _file_outputs(task)) or "false"
         return naive_control(task, reward_if(checks))
 
 
@@ -190,7 +209,7 @@ class LingerWriter(Cheat):
     # for: tests/sandbox/test_tamper_bwrap.py shows it earning 1 when they live.
 
 
-class PlantStartupHooks(Cheat):
+class PlantStartupHooks(_Plant):
     """Plants code Python runs at start-up (a .pth line, sitecustomize, usercustomize) in every site
     directory: any Python verifier then pays itself at exit."""
 
@@ -204,11 +223,8 @@ class PlantStartupHooks(Cheat):
                 f"printf %s {quote(PLANT_BODY)} > \"$d/sitecustomize.py\"; "
                 f"printf %s {quote(PLANT_BODY)} > \"$d/usercustomize.py\"; done; true"]
 
-    def control(self, task: Task) -> Task | None:
-        return agent_view_control(task)
 
-
-class PlantOptionalImports(Cheat):
+class PlantOptionalImports(_Plant):
     """Adds modules that libraries import only when present (defusedxml, simplejson, ujson, ...) in
     every Python path directory and the workdir: a verifier whose libraries probe for one runs it."""
 
@@ -220,11 +236,8 @@ class PlantOptionalImports(Cheat):
                 f"for m in {names}; do [ -e \"$d/$m\" ] || [ -e \"$d/$m.py\" ] || "
                 f"printf %s {quote(PLANT_MODULE)} > \"$d/$m.py\"; done; done; true"]
 
-    def control(self, task: Task) -> Task | None:
-        return agent_view_control(task)
 
-
-class ShadowTools(Cheat):
+class ShadowTools(_Plant):
     """Puts programs that pay themselves first on PATH (python3, python, pytest, bash in
     /usr/local/bin and ~/.local/bin) and shadows the json module where Python looks first."""
 
@@ -241,62 +254,27 @@ class ShadowTools(Cheat):
                      f"{quote(PLANT_BODY + 'from _json import *' + chr(10))} > \"$d/json.py\"; done; true")
         return lines
 
-    def control(self, task: Task) -> Task | None:
-        return agent_view_control(task)
 
-
-class EditVisibleTests(Cheat):
+class EditVisibleTests(_VisibleTests):
     """Replaces every test file the agent can see with one that passes."""
 
     name = "edit-visible-tests"
-
-    def applies(self, task: Task) -> bool:
-        return _has_visible_tests(task)
 
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
         return [f"for f in $({VISIBLE_TESTS_SH}); do case \"$f\" in */conftest.py) : > \"$f\" ;; "
                 f"*) printf 'def test_ok():\\n    assert True\\n' > \"$f\" ;; esac; done; true"]
 
-    def control(self, task: Task) -> Task | None:
-        return _visible_tests_control(task)
 
-
-class DeleteVisibleTests(Cheat):
+class DeleteVisibleTests(_VisibleTests):
     """Deletes every test file the agent can see."""
 
     name = "delete-visible-tests"
     gate = False
 
-    def applies(self, task: Task) -> bool:
-        return _has_visible_tests(task)
-
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
         return [f"for f in $({VISIBLE_TESTS_SH}); do rm -f \"$f\"; done; true"]
-
-    def control(self, task: Task) -> Task | None:
-        return _visible_tests_control(task)
-
-
-def _has_visible_tests(task: Task) -> bool:
-    return any(p.startswith("environment/") and p.rsplit("/", 1)[-1].startswith("test_") and p.endswith(".py")
-               for p in task.files)
-
-
-def _visible_tests_control(task: Task) -> Task:
-    """A verifier that trusts the tests the agent can see: it runs each one and pays 1 when none fails
-    (what a proposer writes when it reuses the visible tests as the verifier)."""
-    run_each = ("fail=0\n"
-                f"for f in $({VISIBLE_TESTS_SH}); do case \"$f\" in */conftest.py) continue ;; esac\n"
-                "  (cd \"$(dirname \"$f\")\" && python3 -c 'import runpy, sys\n"
-                "ns = runpy.run_path(sys.argv[1])\n[fn() for n, fn in ns.items() if n.startswith(\"test_\") and callable(fn)]' \"$f\") "
-                "|| fail=1\ndone\n")
-    return naive_control(task, reward_if("[ $fail = 0 ]", setup=run_each))
 
 
 def _looks_like_dir(path: str) -> bool:
     return path.endswith("/") or "." not in path.rsplit("/", 1)[-1]
 
-
-GENERIC_CHEATS: tuple[type[Cheat], ...] = (Nothing, EmptyOutputs, PlaceholderOutputs, CopyInputs, InstructionEcho, WipeWorkdir, PrintAnswer, PrewriteReward,
-                                          LingerWriter, PlantStartupHooks, PlantOptionalImports, ShadowTools,
-                                          EditVisibleTests, DeleteVisibleTests)

@@ -73,11 +73,9 @@ async def collect_artifacts(sandbox: Sandbox, specs: list[ArtifactConfig], *, pr
             continue
         try:
             data = await sandbox.get_archive(source)
-        except FileNotFoundError:
-            out.append(Artifact(path=dest, source=source, skipped="missing"))
-            continue
-        except AESError as exc:
-            out.append(Artifact(path=dest, source=source, skipped=exc.message))
+        except (FileNotFoundError, AESError) as exc:
+            why = exc.message if isinstance(exc, AESError) else "missing"
+            out.append(Artifact(path=dest, source=source, skipped=why))
             continue
         got = _members(data, source, dest, spec.exclude, budget)
         budget -= sum(a.size for a in got if a.data is not None)

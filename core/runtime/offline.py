@@ -37,7 +37,7 @@ from pathlib import Path
 
 from ..config import cache_dir as default_cache_dir
 from ..errors import AESError, BuildError, MissingPrerequisite
-from ..sandbox.rootfs import file_lock, mmdebstrap
+from ..sandbox.rootfs import build_once, mmdebstrap
 from .paths import VERIFIER_RUNTIME
 from .verifier_view import canonical_name
 
@@ -97,32 +97,24 @@ def provision(specs: tuple[str, ...] | list[str], *, cache_dir: Path | None = No
     root = verifier_cache(cache_dir)
     key = hashlib.sha256(json.dumps([specs, PYTHON_FLOOR]).encode()).hexdigest()[:16]
     set_dir = root / "sets" / key
-    if _complete(set_dir):
-        return set_dir
-    with file_lock(root / ".lock"):
-        if _complete(set_dir):
-            return set_dir
-        work = root / f".tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        try:
-            wheels, python = _download(specs, work / "wheels", wheelhouse)
-            versions = {name: version for name, version, _ in wheels}
-            dists = []
-            for name, version, wheel in wheels:
-                target = root / "dists" / f"{name}-{version}.whl"
-                if not target.is_file():
-                    _store_wheel(wheel, target)
-                deps, scripts = _describe(target, versions)
-                dists.append({"name": name, "version": version, "path": f"dists/{target.name}",
-                              "deps": deps, "scripts": scripts, "python": python})
-            staged = work / "set"
-            staged.mkdir(parents=True)
-            (staged / "manifest.json").write_text(json.dumps({"specs": list(specs), "dists": dists}, indent=1))
-            set_dir.parent.mkdir(parents=True, exist_ok=True)
-            shutil.rmtree(set_dir, ignore_errors=True)
-            staged.rename(set_dir)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-    return set_dir
+
+    def build(work: Path) -> Path:
+        wheels, python = _download(specs, work / "wheels", wheelhouse)
+        versions = {name: version for name, version, _ in wheels}
+        dists = []
+        for name, version, wheel in wheels:
+            target = root / "dists" / f"{name}-{version}.whl"
+            if not target.is_file():
+                _store_wheel(wheel, target)
+            deps, scripts = _describe(target, versions)
+            dists.append({"name": name, "version": version, "path": f"dists/{target.name}",
+                          "deps": deps, "scripts": scripts, "python": python})
+        staged = work / "set"
+        staged.mkdir(parents=True)
+        (staged / "manifest.json").write_text(json.dumps({"specs": list(specs), "dists": dists}, indent=1))
+        return staged
+
+    return build_once(set_dir, root / ".lock", build, ready=lambda: _complete(set_dir))
 
 
 def _complete(set_dir: Path) -> bool:
@@ -155,11 +147,8 @@ def _download(specs: tuple[str, ...], dest: Path, wheelhouse: Path | None) -> tu
         raise MissingPrerequisite(
             f"cannot provision {' '.join(specs)} from {where}: {errors[0] if errors else 'pip failed'}",
             hint=f"only pure-Python wheels can be provisioned; offline, set {ENV_WHEELHOUSE} to a directory of wheels")
-    wheels = []
-    for wheel in sorted(dest.glob("*.whl")):
-        name, version = wheel.name.split("-")[:2]
-        wheels.append((canonical_name(name), version, wheel))
-    return wheels, python
+    names = [(wheel.name.split("-"), wheel) for wheel in sorted(dest.glob("*.whl"))]
+    return [(canonical_name(parts[0]), parts[1], wheel) for parts, wheel in names], python
 
 
 def _store_wheel(wheel: Path, target: Path) -> None:
@@ -257,12 +246,8 @@ def python_files(cache_dir: Path | None = None) -> dict[str, tuple[bytes, bool]]
 def shim_files() -> dict[str, tuple[bytes, bool]]:
     """Only the shims (no packages): what a sandbox gets when nothing could be provisioned."""
     base = resources.files("autoenvscaling.runtime") / "shims"
-    files: dict[str, tuple[bytes, bool]] = {}
-    for source, targets in SHIMS.items():
-        data = (base / source).read_bytes()
-        for target in targets:
-            files[target] = (data, target.startswith(_EXECUTABLE_DIRS))
-    return files
+    return {target: ((base / source).read_bytes(), target.startswith(_EXECUTABLE_DIRS))
+            for source, targets in SHIMS.items() for target in targets}
 
 
 def runtime_size(files: dict[str, tuple[bytes, bool]]) -> int:
@@ -288,23 +273,17 @@ def provided_python(cache_dir: Path | None = None, *, build: bool = True) -> Pat
     when it is not built yet."""
     root = verifier_cache(cache_dir)
     target = root / f"python-{python_key()}"
-    if target.is_dir():
-        return target
-    if not build:
+    if not build and not target.is_dir():
         raise BuildError("the offline verifier's Python is not built yet",
                          hint="it is built on the first offline verification (mmdebstrap, Debian's archive once)")
-    with file_lock(root / ".python.lock"):
-        if target.is_dir():
-            return target
-        work = root / f".tmp-python-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        try:
-            mmdebstrap(PYTHON_SUITE, work / "debs", packages=PYTHON_DEBS, variant="extract",
-                       what="the offline verifier's Python")
-            _assemble_python(work / "debs", work / "python")
-            (work / "python").rename(target)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-    return target
+
+    def assemble(work: Path) -> Path:
+        mmdebstrap(PYTHON_SUITE, work / "debs", packages=PYTHON_DEBS, variant="extract",
+                   what="the offline verifier's Python")
+        _assemble_python(work / "debs", work / "python")
+        return work / "python"
+
+    return build_once(target, root / ".python.lock", assemble)
 
 
 def _assemble_python(debs: Path, out: Path) -> None:
@@ -405,12 +384,9 @@ def _zip_stdlib(stdlib: Path, out: Path) -> None:
 
 def _stdlib_sources(stdlib: Path) -> list[Path]:
     """The standard library's .py files, without the packages in SKIPPED_STDLIB."""
-    sources = []
-    for path in sorted(stdlib.rglob("*.py")):
-        parts = path.relative_to(stdlib).parts
-        if not SKIPPED_STDLIB & set(parts[:-1]) and not parts[0].startswith("config-"):
-            sources.append(path)
-    return sources
+    found = [(path, path.relative_to(stdlib).parts) for path in sorted(stdlib.rglob("*.py"))]
+    return [path for path, parts in found
+            if not SKIPPED_STDLIB & set(parts[:-1]) and not parts[0].startswith("config-")]
 
 
 def _check_python(out: Path) -> None:

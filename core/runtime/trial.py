@@ -126,12 +126,11 @@ def parse_reward(json_bytes: bytes | None, txt_bytes: bytes | None) -> tuple[dic
             data = {"reward": data}
         if not isinstance(data, dict) or not data:
             return {}, "reward.json must be an object of numbers"
-        out: dict[str, float] = {}
-        for key, value in data.items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                return {}, f"reward.json: {key!r} is not a finite number"
-            out[str(key)] = float(value)
-        return out, None
+        bad = next((k for k, v in data.items()
+                    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)), None)
+        if bad is not None:
+            return {}, f"reward.json: {bad!r} is not a finite number"
+        return {str(key): float(value) for key, value in data.items()}, None
     if txt_bytes is not None:
         text = txt_bytes.decode("utf-8", errors="replace").strip()
         try:
@@ -344,7 +343,7 @@ class TrialRunner:
             artifacts: list[Artifact] = []
             budget = limit
             if task.steps:
-                rewards: dict[str, float] = {}
+                rewards = dict.fromkeys((step.name for step in task.steps), 0.0)  # steps not reached score 0
                 for step in task.steps:
                     result = await self._run_step(task, agent, sandbox, step, attempt)
                     steps.append(result)
@@ -356,8 +355,6 @@ class TrialRunner:
                         artifacts += got
                     if _below(step.min_reward, result.verifier):
                         break
-                for step in task.steps:  # steps not reached score 0
-                    rewards.setdefault(step.name, 0.0)
             else:
                 result = await self._run_step(task, agent, sandbox, None, attempt)
                 steps.append(result)
@@ -433,8 +430,7 @@ class TrialRunner:
         attempt = attempt or _Attempt()
         files = {p: (f.data, f.executable) for p, f in task.subtree("tests").items()}
         timeout = task.config.verifier.timeout_sec
-        env = dict(task.config.environment.env)
-        env.update(task.config.verifier.env)
+        env = {**task.config.environment.env, **task.config.verifier.env}
         if step is not None:
             files.update({p: (f.data, f.executable) for p, f in task.subtree(f"steps/{step.name}/tests").items()})
             if step.verifier is not None:
@@ -529,10 +525,8 @@ class TrialRunner:
         """dist-info path -> (distribution key, its top-level modules, the keys it requires)."""
         out = {}
         for path in dist_infos[:500]:
-            text = {}
-            for name in ("METADATA", "RECORD", "top_level.txt"):
-                data = await sandbox.read_file(f"{path}/{name}")
-                text[name] = data.decode("utf-8", errors="replace") if data is not None else ""
+            text = {name: (await sandbox.read_file(f"{path}/{name}") or b"").decode("utf-8", errors="replace")
+                    for name in ("METADATA", "RECORD", "top_level.txt")}
             out[path] = (dist_key_of(path), dist_modules(text["RECORD"], text["top_level.txt"] or None),
                          dist_requires(text["METADATA"]))
         return out

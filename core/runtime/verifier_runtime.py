@@ -14,16 +14,13 @@ from __future__ import annotations
 
 import abc
 import hashlib
-import os
-import shutil
-import uuid
 from pathlib import Path, PurePosixPath
 from typing import ClassVar, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..config import cache_dir as default_cache_dir
-from ..sandbox.rootfs import file_lock
+from ..sandbox.rootfs import build_once
 from ..tasks import Task
 from .paths import VERIFIER_RUNTIME
 
@@ -88,28 +85,21 @@ def materialise_files(files: Mapping[str, tuple[bytes, bool]], name: str, cache_
         data, executable = files[rel]
         digest.update(f"{rel}\0{int(executable)}\0{len(data)}\0".encode() + data)
     root = Path(cache_dir) / "verifier" / "runtimes"
-    target = root / f"{name}-{digest.hexdigest()[:16]}"
-    if target.is_dir():
-        return target
-    with file_lock(root / ".lock"):
-        if target.is_dir():
-            return target
-        staged = root / f".tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        try:
-            for rel, (data, executable) in files.items():
-                parts = PurePosixPath(rel).parts
-                if PurePosixPath(rel).is_absolute() or ".." in parts:
-                    raise ValueError(f"unsafe path in a verifier runtime: {rel!r}")
-                path = staged.joinpath(*parts)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(data)
-                path.chmod(0o755 if executable else 0o644)
-            for directory in [staged, *(p for p in staged.rglob("*") if p.is_dir())]:
-                directory.chmod(0o755)
-            staged.rename(target)
-        finally:
-            shutil.rmtree(staged, ignore_errors=True)
-    return target
+
+    def write(staged: Path) -> Path:
+        for rel, (data, executable) in files.items():
+            parts = PurePosixPath(rel).parts
+            if PurePosixPath(rel).is_absolute() or ".." in parts:
+                raise ValueError(f"unsafe path in a verifier runtime: {rel!r}")
+            path = staged.joinpath(*parts)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+            path.chmod(0o755 if executable else 0o644)
+        for directory in [staged, *(p for p in staged.rglob("*") if p.is_dir())]:
+            directory.chmod(0o755)
+        return staged
+
+    return build_once(root / f"{name}-{digest.hexdigest()[:16]}", root / ".lock", write)
 
 
 class OfflineRuntime(VerifierRuntime):

@@ -118,7 +118,7 @@ def plan_view(view: View, changes: Iterable[FileChange], index: ImageIndex, *, w
         why = why or _rule(change, path, trees, path_dirs, python_dirs, index, workdir, names, module, code_dirs)
         if module and names is not None and module in names and module not in index.modules:
             imported_added.append(module)
-        if not why and change.kind == "added" and _is_dist_info(path, python_dirs):
+        if not why and change.kind == "added" and path.endswith(".dist-info") and _in_site(path, python_dirs):
             dists.append(path)
         ep = why is None and change.kind == "added" and _is_entry_points(path)
         if not why and not ep:
@@ -212,9 +212,7 @@ def _added_module(change: FileChange, path: str, python_dirs: set[str], workdir:
     if change.kind != "added":
         return None
     p = PurePosixPath(path)
-    parent = str(p.parent)
-    top_site = parent in python_dirs or parent.endswith(("/site-packages", "/dist-packages"))
-    if not (top_site or parent == workdir):
+    if not (_in_site(path, python_dirs) or str(p.parent) == workdir):
         return None
     module = _MODULE.match(p.name)
     if not module or (not change.is_dir and p.suffix not in ("", *_CODE_SUFFIXES)):
@@ -222,10 +220,10 @@ def _added_module(change: FileChange, path: str, python_dirs: set[str], workdir:
     return module.group(1)
 
 
-def _is_dist_info(path: str, python_dirs: set[str]) -> bool:
-    p = PurePosixPath(path)
-    parent = str(p.parent)
-    return p.name.endswith(".dist-info") and (parent in python_dirs or parent.endswith(("/site-packages", "/dist-packages")))
+def _in_site(path: str, python_dirs: set[str]) -> bool:
+    """Whether ``path`` sits directly in a Python path directory or a site-/dist-packages directory."""
+    parent = str(PurePosixPath(path).parent)
+    return parent in python_dirs or parent.endswith(("/site-packages", "/dist-packages"))
 
 
 # What in a verifier's files names a module it runs: import statements (in Python files and in
@@ -388,21 +386,11 @@ done
 
 def parse_index(output: str) -> ImageIndex:
     """The ImageIndex from INDEX_SCRIPT's output."""
-    path_dirs: list[str] = []
-    python_dirs: list[str] = []
-    executables: set[str] = set()
-    modules: set[str] = set()
+    found: dict[str, list[str]] = {"P": [], "E": [], "S": [], "M": []}
     for line in output.splitlines():
         tag, _, value = line.partition(" ")
-        if tag == "P":
-            path_dirs.append(value)
-        elif tag == "E":
-            executables.add(value)
-        elif tag == "S":
-            python_dirs.append(value)
-        elif tag == "M":
-            match = _MODULE.match(value)
-            if match:
-                modules.add(match.group(1))
-    return ImageIndex(path_dirs=tuple(dict.fromkeys(path_dirs)), executables=frozenset(executables),
-                      python_dirs=tuple(dict.fromkeys(python_dirs)), modules=frozenset(modules))
+        if tag in found:
+            found[tag].append(value)
+    modules = {match.group(1) for value in found["M"] if (match := _MODULE.match(value))}
+    return ImageIndex(path_dirs=tuple(dict.fromkeys(found["P"])), executables=frozenset(found["E"]),
+                      python_dirs=tuple(dict.fromkeys(found["S"])), modules=frozenset(modules))

@@ -87,12 +87,8 @@ def host_find_links(environ: dict[str, str] | None = None) -> list[str]:
             continue
         for section in ("global", "install"):
             entries += parser.get(section, "find-links", fallback="").split()
-    found: list[str] = []
-    for entry in entries:
-        path = entry.removeprefix("file://")
-        if path.startswith("/") and Path(path).is_dir() and path not in found:
-            found.append(path)
-    return found
+    paths = [entry.removeprefix("file://") for entry in entries]
+    return list(dict.fromkeys(path for path in paths if path.startswith("/") and Path(path).is_dir()))
 
 
 def _published(data: bytes, suffix: str, where: Path) -> str:
@@ -144,10 +140,7 @@ def host_build_network(environ: dict[str, str] | None = None, *, where: Path | N
         apt_conf = _published(apt, ".conf", where)
         binds.append((apt_conf, APT_TARGET))
         env["APT_CONFIG"] = APT_TARGET
-    for name in PROXY_VARIABLES:
-        for variant in (name, name.upper()):
-            if environ.get(variant):
-                env[variant] = environ[variant]
+    env.update({v: environ[v] for name in PROXY_VARIABLES for v in (name, name.upper()) if environ.get(v)})
     for name in PIP_VARIABLES:
         value = environ.get(name, "")
         kept = " ".join(part for part in value.split() if not part.startswith("file:"))

@@ -25,7 +25,7 @@ import stat
 import time
 import weakref
 from pathlib import Path, PurePosixPath
-from typing import Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from ..errors import MissingPrerequisite, SandboxError
 from ..tasks import Task
@@ -46,6 +46,8 @@ _cleaned = False
 # then idles like any other task container.
 KEEPALIVE = ["sh", "-c", "sleep infinity"]
 ENTRYPOINT_SETTLE = 20.0  # seconds a busy ENTRYPOINT gets before the attempt goes on without waiting
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW  # opens a directory, never through a symlink
+T = TypeVar("T")
 
 
 class BwrapBackend(SandboxBackend):
@@ -155,7 +157,7 @@ class BwrapSandbox(Sandbox):
             return
         self.jail.open()
         if self.workdir != self.prepared.workdir:  # [environment].workdir the image may lack
-            out = await self.jail.run(["mkdir", "-p", "--", self.workdir], env={"PATH": DEFAULT_PATH}, cwd="/")
+            out = await self.jail.run(["mkdir", "-p", "--", self.workdir])
             if out.exit_code != 0:
                 self._finalizer()  # a failed start leaves nothing behind (no __aexit__ follows it)
                 why = out.stderr.decode(errors="replace")[-200:]
@@ -247,8 +249,8 @@ class BwrapSandbox(Sandbox):
 
     async def put_archive(self, remote_dir: str, data: bytes) -> None:
         async with self._lock:
-            out = await self.jail.run(["/bin/sh", "-c", _PUT, "sh", absolute(remote_dir)],
-                                      env={"PATH": DEFAULT_PATH}, cwd="/", stdin=data, timeout=FILE_TIMEOUT)
+            out = await self.jail.run(["/bin/sh", "-c", _PUT, "sh", absolute(remote_dir)], stdin=data,
+                                      timeout=FILE_TIMEOUT)
         if out.exit_code != 0:
             raise SandboxError(f"upload to {remote_dir} failed: {_last_line(out.stderr) or f'exit {out.exit_code}'}")
 
@@ -256,8 +258,8 @@ class BwrapSandbox(Sandbox):
         path = PurePosixPath(absolute(remote_path))
         parent, name = (str(path.parent), path.name) if path.name else ("/", ".")
         async with self._lock:
-            out = await self.jail.run(["/bin/sh", "-c", _GET, "sh", parent, name], env={"PATH": DEFAULT_PATH},
-                                      cwd="/", timeout=FILE_TIMEOUT, limit=ARCHIVE_LIMIT)
+            out = await self.jail.run(["/bin/sh", "-c", _GET, "sh", parent, name], timeout=FILE_TIMEOUT,
+                                      limit=ARCHIVE_LIMIT)
         if out.exit_code == _MISSING:
             raise FileNotFoundError(remote_path)
         if out.truncated:
@@ -347,8 +349,7 @@ def upper_changes(upper: Path, pristine: Path) -> list[FileChange]:
     Directories are walked by file descriptor, iteratively: an agent's very deep tree exhausts
     neither PATH_MAX nor the interpreter's stack."""
     changes: list[FileChange] = []
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
-    pending: list[tuple[int, str, int | None]] = [(os.open(upper, flags), "", os.open(pristine, flags))]
+    pending: list[tuple[int, str, int | None]] = [(os.open(upper, _DIR), "", os.open(pristine, _DIR))]
     try:
         while pending:
             upper_fd, rel, image_fd = pending.pop()
@@ -356,21 +357,21 @@ def upper_changes(upper: Path, pristine: Path) -> list[FileChange]:
                 for name in sorted(os.listdir(upper_fd)):
                     path = f"{rel}/{name}"
                     st = os.stat(name, dir_fd=upper_fd, follow_symlinks=False)
-                    image = _lstat_at(image_fd, name)
+                    image = _at(os.stat, image_fd, name, follow_symlinks=False)
                     if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:  # a whiteout: the image's entry was removed
                         if image is not None:
                             changes.append(FileChange(path=path, kind="deleted", is_dir=stat.S_ISDIR(image.st_mode)))
                         continue
                     is_dir = stat.S_ISDIR(st.st_mode)
-                    child = _open_dir_at(upper_fd, name) if is_dir else None
+                    child = _at(os.open, upper_fd, name, _DIR) if is_dir else None
                     if image is None:
                         changes.append(FileChange(path=path, kind="added", is_dir=is_dir))
                     else:
                         replaced = stat.S_IFMT(st.st_mode) != stat.S_IFMT(image.st_mode) or _opaque(child)
                         changes.append(FileChange(path=path, kind="modified", is_dir=is_dir, replaced=replaced))
                     if child is not None:
-                        image_child = _open_dir_at(image_fd, name) if image and stat.S_ISDIR(image.st_mode) else None
-                        pending.append((child, path, image_child))
+                        image_dir = image is not None and stat.S_ISDIR(image.st_mode)
+                        pending.append((child, path, _at(os.open, image_fd, name, _DIR) if image_dir else None))
             finally:
                 for fd in (upper_fd, image_fd):
                     if fd is not None:
@@ -383,29 +384,19 @@ def upper_changes(upper: Path, pristine: Path) -> list[FileChange]:
     return changes
 
 
-def _lstat_at(dir_fd: int | None, name: str) -> os.stat_result | None:
+def _at(call: Callable[..., T], dir_fd: int | None, *args: Any, **kwargs: Any) -> T | None:
+    """``call(*args, dir_fd=dir_fd, **kwargs)``, or None without a directory or when it fails."""
     if dir_fd is None:
         return None
     try:
-        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-    except OSError:
-        return None
-
-
-def _open_dir_at(dir_fd: int | None, name: str) -> int | None:
-    if dir_fd is None:
-        return None
-    try:
-        return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
+        return call(*args, dir_fd=dir_fd, **kwargs)
     except OSError:
         return None
 
 
 def _opaque(dir_fd: int | None) -> bool:
-    if dir_fd is None:
-        return False
     try:
-        return os.getxattr(dir_fd, "trusted.overlay.opaque") == b"y"
+        return dir_fd is not None and os.getxattr(dir_fd, "trusted.overlay.opaque") == b"y"
     except OSError:
         return False
 

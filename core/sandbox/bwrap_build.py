@@ -34,7 +34,7 @@ from ..errors import AESError, BuildError, BuildTimeout, UnsupportedDockerfile
 from ..tasks import Task, TaskFile
 from .base import EnvironmentDetails, PreparedEnvironment, SandboxPolicy
 from .buildnet import host_build_network
-from .dockerfile import HEREDOC, Context, Instruction, expand_vars, pairs, parse_dockerfile, words
+from .dockerfile import HEREDOC, Context, Instruction, arg_decls, expand_vars, pairs, parse_dockerfile, words
 from .isolation import DEFAULT_PATH, UID_RANGE
 from .jail import Jail
 from .launcher import limits_for
@@ -81,13 +81,10 @@ def _refuse(inst: Instruction, why: str) -> UnsupportedDockerfile:
                                  hint="the bwrap backend builds a subset of Dockerfiles (see sandbox/dockerfile.py)")
 
 
-PLATFORM_ARGS = {"TARGETOS": "linux", "BUILDOS": "linux"}
-
-
 def _platform_args() -> dict[str, str]:
     arch = {"x86_64": "amd64", "aarch64": "arm64"}.get(platform.machine(), platform.machine())
-    return {**PLATFORM_ARGS, "TARGETARCH": arch, "BUILDARCH": arch, "TARGETPLATFORM": f"linux/{arch}",
-            "BUILDPLATFORM": f"linux/{arch}", "TARGETVARIANT": ""}
+    return {"TARGETOS": "linux", "BUILDOS": "linux", "TARGETARCH": arch, "BUILDARCH": arch,
+            "TARGETPLATFORM": f"linux/{arch}", "BUILDPLATFORM": f"linux/{arch}", "TARGETVARIANT": ""}
 
 
 def plan_build(task: Task) -> BuildPlan:
@@ -121,13 +118,11 @@ def plan_build(task: Task) -> BuildPlan:
         if plan is None:
             if kw != "ARG":
                 raise BuildError(f"Dockerfile line {inst.line}: {kw} before FROM", hint="a Dockerfile starts with FROM")
-            for name, value in _arg_decls(inst, {}):
-                if value is not None:
-                    global_args[name] = value
+            global_args.update({name: value for name, value in arg_decls(inst, {}) if value is not None})
             continue
         variables = {**args, **plan.env}
         if kw == "ARG":
-            for name, value in _arg_decls(inst, variables):
+            for name, value in arg_decls(inst, variables):
                 value = value if value is not None else global_args.get(name, _platform_args().get(name))
                 if value is not None:
                     args[name] = value
@@ -194,14 +189,6 @@ def _from(inst: Instruction, global_args: dict[str, str]) -> BuildPlan:
 
 _WORKDIR = ('[ -d "$1" ] && exit 0; mkdir -p -- "$1" || exit 1; [ -z "$2" ] && exit 0; '
             'case $2 in *:*) owner=$2 ;; *) owner="$2:$(id -g -- "$2")" || exit 1 ;; esac; chown -- "$owner" "$1"')
-
-
-def _arg_decls(inst: Instruction, variables: dict[str, str]) -> list[tuple[str, str | None]]:
-    out: list[tuple[str, str | None]] = []
-    for token in words(inst.args, variables):
-        name, eq, value = token.partition("=")
-        out.append((name, value if eq else None))
-    return out
 
 
 def _run(inst: Instruction, plan: BuildPlan, args: dict[str, str]) -> Step:
@@ -428,8 +415,7 @@ async def _inspect(stack: list[Path], policy: SandboxPolicy) -> dict[str, Any]:
     jail = Jail(list(stack), memory_mb=256, pids=64, limits=limits_for(policy), network=False, storage_mb=16)
     try:
         jail.open()
-        out = await jail.run(["/bin/sh", "-c", "[ -x /bin/bash ] && echo bash || echo sh"],
-                             env={"PATH": DEFAULT_PATH}, cwd="/", timeout=30)
+        out = await jail.run(["/bin/sh", "-c", "[ -x /bin/bash ] && echo bash || echo sh"], timeout=30)
     finally:
         jail.close()
     if out.exit_code != 0:

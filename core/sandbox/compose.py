@@ -81,6 +81,8 @@ _REFUSED = {
 _TOP_LEVEL = {"version", "name", "services", "volumes", "networks"}
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s|us|ns)")
 _UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+# A main command that only keeps the container alive (Harbor's is ``sleep infinity``).
+_KEEPALIVE = re.compile(r"(?:(?:/bin/)?(?:ba)?sh -c )?(?:sleep (?:infinity|inf|\d{5,})|tail -f /dev/null)")
 _VAR = re.compile(r"\$(?:(\$)|\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
 
 
@@ -133,8 +135,15 @@ class _Loader:
         for key in doc:
             if key not in _TOP_LEVEL and not str(key).startswith("x-"):
                 raise self.refuse(f"top-level `{key}` is not supported", "remove it")
-        self._volumes(doc.get("volumes") or {})
-        self._networks(doc.get("networks") or {})
+        externals = {"volume": "declare it without `external` (a fresh volume per attempt)",
+                     "network": "drop the network: every service shares the attempt's private network"}
+        for kind, hint in externals.items():
+            for name, body in (doc.get(f"{kind}s") or {}).items():
+                if isinstance(body, dict) and body.get("external"):
+                    raise self.refuse(f"{kind} {name} is external", hint)
+        self.named_volumes.update(str(name) for name in doc.get("volumes") or {})
+        if doc.get("networks"):
+            self.notes.append("networks: every service shares one private network per attempt")
         raw_services = doc.get("services") or {}
         services: dict[str, Service] = {}
         for name, body in raw_services.items():
@@ -151,20 +160,6 @@ class _Loader:
 
     def refuse(self, what: str, hint: str) -> UnsupportedDockerfile:
         return UnsupportedDockerfile(f"{self.where}: {what}", hint=hint)
-
-    def _volumes(self, volumes: Any) -> None:
-        for name, body in (volumes or {}).items():
-            if isinstance(body, dict) and body.get("external"):
-                raise self.refuse(f"volume {name} is external", "declare it without `external` (a fresh volume per attempt)")
-            self.named_volumes.add(str(name))
-
-    def _networks(self, networks: Any) -> None:
-        for name, body in (networks or {}).items():
-            if isinstance(body, dict) and body.get("external"):
-                raise self.refuse(f"network {name} is external",
-                                  "drop the network: every service shares the attempt's private network")
-        if networks:
-            self.notes.append("networks: every service shares one private network per attempt")
 
     def _main(self, given: Service | None) -> Service:
         """Harbor's base file: ``main`` builds environment/ unless the task's file says otherwise."""
@@ -200,8 +195,8 @@ class _Loader:
             raise BuildError(f"{self.where}: service {name} has neither build nor image",
                              hint="give it `build: ./dir` (a folder of environment/) or `image:`")
         for key in ("command", "entrypoint"):
-            if body.get(key) is not None:
-                fields[key] = _argv(body[key])
+            if (value := body.get(key)) is not None:
+                fields[key] = shlex.split(value) if isinstance(value, str) else [str(v) for v in _listify(value)]
         fields["environment"] = {**self._env_files(name, body.get("env_file")),
                                  **_mapping(body.get("environment"), f"service {name}: environment")}
         fields["depends_on"] = _depends(name, body.get("depends_on"), self.where)
@@ -224,7 +219,7 @@ class _Loader:
     def _check_main(self, main: Service, body: dict[str, Any]) -> None:
         """The sandbox runs its own init as main's command (after the image's ENTRYPOINT), as
         Harbor's ``sleep infinity`` does; a command that only keeps main alive is that."""
-        if main.command is not None and not _keeps_alive(main.command):
+        if main.command is not None and not _KEEPALIVE.fullmatch(" ".join(main.command)):
             raise self.refuse("service main: a command other than a keep-alive (sleep infinity) is not supported",
                               "start services in the image's ENTRYPOINT (it runs before the agent, then "
                               "`exec \"$@\"`), or in a sidecar service")
@@ -365,25 +360,10 @@ def _mapping(value: Any, what: str) -> dict[str, str]:
     if value is None:
         return {}
     if isinstance(value, dict):
-        return {str(k): _scalar(v) for k, v in value.items() if v is not None}
+        return {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in value.items() if v is not None}
     if isinstance(value, list):
         return {k: v for k, eq, v in (str(item).partition("=") for item in value) if eq}
     raise BuildError(f"{what} must be a mapping or a list of KEY=VALUE")
-
-
-def _scalar(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-def _argv(value: Any) -> list[str]:
-    return shlex.split(value) if isinstance(value, str) else [str(v) for v in _listify(value)]
-
-
-def _keeps_alive(argv: list[str]) -> bool:
-    text = " ".join(argv)
-    return bool(re.fullmatch(r"(?:(?:/bin/)?(?:ba)?sh -c )?(?:sleep (?:infinity|inf|\d{5,})|tail -f /dev/null)", text))
 
 
 def _hosts(value: Any) -> dict[str, str]:

@@ -40,7 +40,7 @@ class ComposeGroup:
         self.attempt = uuid.uuid4().hex[:12]
         self.network = f"{self.NETWORK_PREFIX}{self.attempt}"
         self.interface = f"aes{self.attempt[:10]}"  # a bridge name has at most 15 characters
-        self.labels = {**backend.labels(task), f"{LABEL}.attempt": self.attempt}
+        self.labels = {**backend.labels(task.name), f"{LABEL}.attempt": self.attempt}
         self.containers: dict[str, str] = {}  # service -> container id
         self.healthy: set[str] = set()
         self.guard: HostGuard | None = None
@@ -97,24 +97,15 @@ class ComposeGroup:
             "environment": dict(service.environment), "labels": {**self.labels, f"{LABEL}.service": service.name},
             "name": f"aes-{self.attempt}-{service.name}",
         }
-        if service.extra_hosts:
-            settings["extra_hosts"] = dict(service.extra_hosts)
-        mounts = [Mount(target, self.volume(volume), type="volume", read_only=read_only)
-                  for volume, target, read_only in service.volumes]
-        if mounts:
-            settings["mounts"] = mounts
-        if service.tmpfs:
-            settings["tmpfs"] = {path: "" for path in service.tmpfs}
-        if service.shm_size:
-            settings["shm_size"] = service.shm_size
+        optional: dict[str, Any] = {
+            "extra_hosts": dict(service.extra_hosts), "tmpfs": {path: "" for path in service.tmpfs},
+            "mounts": [Mount(target, self.volume(volume), type="volume", read_only=read_only)
+                       for volume, target, read_only in service.volumes], "shm_size": service.shm_size}
         if not main:
             settings.update(image=service.image_id, command=service.command, entrypoint=service.entrypoint,
                             init=service.init or None)
-            if service.working_dir:
-                settings["working_dir"] = service.working_dir
-            if service.user:
-                settings["user"] = service.user
-        return settings
+            optional.update(working_dir=service.working_dir, user=service.user)
+        return {**settings, **{key: value for key, value in optional.items() if value}}  # those the service sets
 
     def _start_sidecar(self, service: Service) -> str:
         settings = {**self.backend.hardening(self.task, add_caps=service.cap_add, drop_caps=service.cap_drop),
@@ -146,17 +137,14 @@ class ComposeGroup:
         elif condition == "service_completed_successfully":
             await self._await_completed(name)
         else:
-            await self._await_running(name)
+            state = await self._state(name)
+            if not state.get("Running") and state.get("ExitCode", 0) != 0:
+                raise await self._stopped(name, state)
 
     async def _state(self, name: str) -> dict[str, Any]:
         info = await self.backend.call(self.backend.client.api.inspect_container, self.containers[name],
                                        what=f"inspect service {name}")
         return info.get("State") or {}
-
-    async def _await_running(self, name: str) -> None:
-        state = await self._state(name)
-        if not state.get("Running") and state.get("ExitCode", 0) != 0:
-            raise await self._stopped(name, state)
 
     async def _await_completed(self, name: str) -> None:
         deadline = time.monotonic() + START_TIMEOUT

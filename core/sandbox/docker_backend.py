@@ -151,8 +151,12 @@ class DockerBackend(SandboxBackend):
         spec = load_compose(task)
         budget = _Budget(task.config.environment.build_timeout_sec)
         if spec is None:
-            main = await self._image_of(task, self._main_service(task), budget)
-            return self._prepared(task, main, start)
+            env = task.config.environment
+            if task.dockerfile is None and not env.docker_image:
+                raise BuildError(f"task {task.name} has no environment/Dockerfile and no [environment].docker_image",
+                                 hint="add environment/Dockerfile (FROM ubuntu:24.04 is the usual start)")
+            main = Service(name=MAIN, build=None if task.dockerfile is None else BuildSpec(), image=env.docker_image)
+            return self._prepared(task, await self._image_of(task, main, budget), start)
         services: dict[str, Service] = {}
         built: dict[str, _Image] = {}
         for name in [MAIN, *(n for n in spec.order if n != MAIN)]:  # main first: sidecars may run its image
@@ -165,14 +169,6 @@ class DockerBackend(SandboxBackend):
         check_health_conditions(spec)
         others = [built[n] for n in spec.order if n != MAIN and built[n] is not built[MAIN]]
         return self._prepared(task, built[MAIN], start, spec=spec, others=others)
-
-    @staticmethod
-    def _main_service(task: Task) -> Service:
-        env = task.config.environment
-        if task.dockerfile is None and not env.docker_image:
-            raise BuildError(f"task {task.name} has no environment/Dockerfile and no [environment].docker_image",
-                             hint="add environment/Dockerfile (FROM ubuntu:24.04 is the usual start)")
-        return Service(name=MAIN, build=BuildSpec() if task.dockerfile is not None else None, image=env.docker_image)
 
     def _prepared(self, task: Task, main: "_Image", start: float, *, spec: ComposeSpec | None = None,
                   others: list["_Image"] | None = None) -> PreparedEnvironment:
@@ -243,9 +239,9 @@ class DockerBackend(SandboxBackend):
     async def create(self, task: Task, prepared: PreparedEnvironment) -> Sandbox:
         return DockerSandbox(self, task, prepared)
 
-    def labels(self, task: Task) -> dict[str, str]:
+    def labels(self, task_name: str) -> dict[str, str]:
         """What marks our containers, networks and volumes (``remove_stale`` finds a dead owner's)."""
-        return {LABEL: "sandbox", f"{LABEL}.task": task.name[:200], f"{LABEL}.pid": str(os.getpid()),
+        return {LABEL: "sandbox", f"{LABEL}.task": task_name[:200], f"{LABEL}.pid": str(os.getpid()),
                 f"{LABEL}.host": socket.gethostname()}
 
     def hardening(self, task: Task, *, add_caps: list[str] | None = None,
@@ -261,7 +257,7 @@ class DockerBackend(SandboxBackend):
             detach=True, stop_signal="SIGKILL", mem_limit=f"{memory}m", memswap_limit=f"{memory}m",
             pids_limit=self.policy.pids, cap_drop=["ALL"], cap_add=caps,
             security_opt=["no-new-privileges"], ulimits=[Ulimit(name=n, soft=s, hard=h) for n, s, h in ULIMITS],
-            labels=self.labels(task))
+            labels=self.labels(task.name))
         if task.config.environment.cpus and task.config.environment.cpus > 0:
             settings["nano_cpus"] = int(task.config.environment.cpus * 1e9)
         return settings
@@ -294,16 +290,14 @@ class DockerBackend(SandboxBackend):
             return caps
         from .gpu import engine_gpu_support
 
-        try:
+        supported = False
+        with contextlib.suppress(MissingPrerequisite):  # no engine: no GPUs
             client = connect(timeout=5)
-        except MissingPrerequisite:
-            return caps.model_copy(update={"gpus": 0, "gpu_types": ()})
-        try:
-            supported = engine_gpu_support(client.info())
-        except docker_errors().DockerException:
-            supported = False
-        finally:
-            client.close()
+            try:
+                with contextlib.suppress(docker_errors().DockerException):
+                    supported = engine_gpu_support(client.info())
+            finally:
+                client.close()
         return caps if supported else caps.model_copy(update={"gpus": 0, "gpu_types": ()})
 
     def create_container(self, settings: dict[str, Any], files: list[tuple[str, bytes]] | None = None) -> str:

@@ -43,7 +43,7 @@ from ..archive import make_tar, tree_tar
 from ..errors import BuildError, SandboxError
 from .base import last_json_object
 from .buildnet import CA_TARGET, CA_VARIABLES, PROXY_VARIABLES, host_build_network
-from .dockerfile import parse_dockerfile, words
+from .dockerfile import arg_decls, parse_dockerfile, words
 from .isolation import DEFAULT_PATH
 from .rootfs import BASES, base_rootfs, file_lock, resolve_base
 
@@ -231,10 +231,7 @@ class ImageStore:
         seen_from = False
         for inst in parse_dockerfile(text):
             if inst.keyword == "ARG" and not seen_from:  # ARGs before the first FROM parameterize it
-                for token in words(inst.args, global_args):
-                    name, eq, value = token.partition("=")
-                    if eq:
-                        global_args[name] = value
+                global_args.update({name: value for name, value in arg_decls(inst, global_args) if value is not None})
             elif inst.keyword == "RUN" and access.ca is not None:
                 lines[inst.line - 1] = _with_ca_mount(lines[inst.line - 1], inst.line)
             if inst.keyword != "FROM":

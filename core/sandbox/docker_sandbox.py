@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 
 SWEEP_TIMEOUT = 30.0
 INSPECT_TRIES = 5  # an inspect racing a container's exit is retried this often
-GO_MODE_SYMLINK = 1 << 27  # os.ModeSymlink in the engine's (Go) file-mode bits of an archive stat
 SETTLE_SECONDS = 0.25  # the ready-time process set is taken once it stays the same this long
 READY_MARKER = "/dev/.autoenvscaling-ready"
 
@@ -199,14 +198,13 @@ class DockerSandbox(Sandbox):
             result = await self._run(command, timeout=timeout, env=env, cwd=cwd or self.workdir, user=user,
                                      stdin_path=stdin_path, limit=output_limit)
             if stdin_path and user not in ("0", "root"):  # /tmp is sticky: only root can remove it
-                await self._run(f"rm -f -- {stdin_path}", timeout=30, env=None, cwd="/", user="0", stdin_path="",
-                                limit=1024)
+                await self._run(f"rm -f -- {stdin_path}", timeout=30, limit=1024)
             return result
 
-    async def _run(self, command: str, *, timeout: float, env: Mapping[str, str] | None, cwd: str, user: str,
-                   stdin_path: str, limit: int) -> ExecResult:
-        """Run one command under the wrapper (lock held). Output is captured by a pool thread into a
-        shared buffer, so a timeout still returns what was printed before it."""
+    async def _run(self, command: str, *, timeout: float, env: Mapping[str, str] | None = None, cwd: str = "/",
+                   user: str = "0", stdin_path: str = "", limit: int = 4096) -> ExecResult:
+        """Run one command under the wrapper (lock held; by default as root in /). Output is captured by a
+        pool thread into a shared buffer, so a timeout still returns what was printed before it."""
         api = self.backend.client.api
         start = time.monotonic()
         try:
@@ -280,8 +278,7 @@ class DockerSandbox(Sandbox):
         what = f"upload to {remote_dir}"
         ok = await self.backend.call(put, what=what)
         if ok is None:  # Docker wants the directory to exist (podman creates it): make it, once
-            made = await self._run(f"mkdir -p -- {shlex.quote(remote_dir)}", timeout=60, env=None, cwd="/", user="0",
-                                   stdin_path="", limit=4096)
+            made = await self._run(f"mkdir -p -- {shlex.quote(remote_dir)}", timeout=60)
             if not made.ok:
                 raise SandboxError(f"cannot create {remote_dir} in the sandbox: {made.tail(200)}")
             ok = await self.backend.call(put, what=what)
@@ -305,7 +302,7 @@ class DockerSandbox(Sandbox):
                     return None
                 api._raise_for_status(res)
                 stat = decode_json_header(res.headers.get("X-Docker-Container-Path-Stat") or "e30=")  # "{}"
-                if int(stat.get("mode") or 0) & GO_MODE_SYMLINK:
+                if int(stat.get("mode") or 0) & docker_verify.GO_SYMLINK:
                     return symlink_tar(PurePosixPath(remote_path).name, str(stat.get("linkTarget") or ""))
                 out = bytearray()
                 for chunk in res.iter_content(1 << 16, False):

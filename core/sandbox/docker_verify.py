@@ -13,15 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import socket
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ..archive import make_tar, symlink_tar, unpadded_tar
 from ..errors import SandboxError
 from .base import FileChange, absolute, argv_chunks
-from .docker_images import LABEL
 from .docker_shared import SWEEP
 
 if TYPE_CHECKING:
@@ -30,8 +27,8 @@ if TYPE_CHECKING:
 
 _KINDS = {0: "modified", 1: "added", 2: "deleted"}
 # Go's os.FileMode type bits, as the engine's archive stat reports them.
-_GO_DIR, _GO_SYMLINK = 1 << 31, 1 << 27
-_GO_TYPE = _GO_DIR | _GO_SYMLINK | (1 << 26) | (1 << 25) | (1 << 24) | (1 << 21) | (1 << 19)
+_GO_DIR, GO_SYMLINK = 1 << 31, 1 << 27
+_GO_TYPE = _GO_DIR | GO_SYMLINK | (1 << 26) | (1 << 25) | (1 << 24) | (1 << 21) | (1 << 19)
 
 
 class ScratchContainers:
@@ -46,11 +43,10 @@ class ScratchContainers:
     async def get(self, image: str) -> str:
         async with self._lock:
             if image not in self._ids:
-                labels = {LABEL: "sandbox", f"{LABEL}.task": "scratch", f"{LABEL}.pid": str(os.getpid()),
-                          f"{LABEL}.host": socket.gethostname()}
                 api = self.backend.client.api
-                created = await self.backend.call(api.create_container, image, command=["true"], labels=labels,
-                                                  network_disabled=True, what="create scratch container")
+                created = await self.backend.call(api.create_container, image, command=["true"],
+                                                  labels=self.backend.labels("scratch"), network_disabled=True,
+                                                  what="create scratch container")
                 self._ids[image] = created["Id"]
             return self._ids[image]
 
@@ -100,7 +96,7 @@ async def changes(sandbox: "DockerSandbox") -> list[FileChange]:
     out: list[FileChange] = []
     for path, kind in entries:
         now, image = types.get(path, (None, None))
-        is_dir = bool(_mode(now) & _GO_DIR) and not _mode(now) & _GO_SYMLINK
+        is_dir = bool(_mode(now) & _GO_DIR) and not _mode(now) & GO_SYMLINK
         is_dir = is_dir or (kind == "added" and path.rstrip("/") in parents)
         replaced = now is not None and image is not None and (_mode(now) & _GO_TYPE) != (_mode(image) & _GO_TYPE)
         out.append(FileChange(path=path, kind=kind, is_dir=is_dir, replaced=replaced))  # type: ignore[arg-type]
@@ -123,7 +119,7 @@ async def restore(sandbox: "DockerSandbox", paths: Sequence[str]) -> None:
         for path, info in present:
             await _put(sandbox, str(PurePosixPath(path).parent), await _image_archive(sandbox, scratch, path, info))
         doomed = list(absent)
-        restored_dirs = [p for p, info in present if _mode(info) & _GO_DIR and not _mode(info) & _GO_SYMLINK]
+        restored_dirs = [p for p, info in present if _mode(info) & _GO_DIR and not _mode(info) & GO_SYMLINK]
         if restored_dirs:  # a put directory merges into what is there: the agent's additions go too
             diff = await backend.call(backend.client.api.diff, sandbox.container_id, what="container diff") or []
             doomed += [str(d["Path"]) for d in diff if int(d["Kind"]) == 1
@@ -159,13 +155,9 @@ async def _agent_processes(sandbox: "DockerSandbox") -> list[str]:
         extra = len(top.get("Processes") or []) - 1 - len(sandbox.spare.split())
         return [f"{extra} more than at the ready time"] if extra > 0 else []
     own = {entry.split(":")[0] for entry in sandbox.spare.split()}
-    grown = True
-    while grown:  # descendants of the sandbox's own processes, not through pid 1
-        grown = False
-        for pid, ppid in table.items():
-            if pid not in own and ppid in own:
-                own.add(pid)
-                grown = True
+    # Then the descendants of the sandbox's own processes, not through pid 1, generation by generation.
+    while children := {pid for pid, ppid in table.items() if pid not in own and ppid in own}:
+        own |= children
     return [pid for pid in table if pid != "1" and pid not in own]
 
 
@@ -205,7 +197,7 @@ async def _image_archive(sandbox: "DockerSandbox", scratch: str, path: str, info
     """The image's entry at ``path`` as a tar. The archive endpoint follows a final symlink, so a
     symlink is rebuilt from the stat's target instead."""
     name = PurePosixPath(path).name
-    if _mode(info) & _GO_SYMLINK:
+    if _mode(info) & GO_SYMLINK:
         return symlink_tar(name, str(info.get("linkTarget") or ""))
     api = sandbox.backend.client.api
 

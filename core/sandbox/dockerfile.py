@@ -208,6 +208,11 @@ def pairs(inst: Instruction, env: dict[str, str]) -> list[tuple[str, str]]:
     return pairs
 
 
+def arg_decls(inst: Instruction, env: dict[str, str]) -> list[tuple[str, str | None]]:
+    """The (name, default or None) pairs an ARG instruction declares."""
+    return [(name, value if eq else None) for name, eq, value in (t.partition("=") for t in words(inst.args, env))]
+
+
 # -- the build context -----------------------------------------------------------------------------
 def _pattern(pattern: str) -> re.Pattern[str]:
     """A .dockerignore / COPY glob as a regex over '/'-separated relative paths (``**`` spans dirs)."""
@@ -250,12 +255,9 @@ class Context:
 
     def __init__(self, files: dict[str, TaskFile]) -> None:
         ignore = files.get(".dockerignore")
-        rules = []
-        for raw in (ignore.text.splitlines() if ignore else []):
-            raw = raw.strip()
-            if raw and not raw.startswith("#"):
-                negate = raw.startswith("!")
-                rules.append((negate, _pattern(_clean(raw.lstrip("!")))))
+        lines = [raw.strip() for raw in (ignore.text.splitlines() if ignore else [])]
+        rules = [(line.startswith("!"), _pattern(_clean(line.lstrip("!"))))
+                 for line in lines if line and not line.startswith("#")]
         self.files = {rel: f for rel, f in files.items() if not self._ignored(rel, rules)}
         self.dirs = {"/".join(rel.split("/")[:i]) for rel in self.files for i in range(1, rel.count("/") + 1)}
 
@@ -263,11 +265,8 @@ class Context:
     def _ignored(rel: str, rules: list[tuple[bool, re.Pattern[str]]]) -> bool:
         parts = rel.split("/")
         prefixes = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
-        ignored = False
-        for negate, rx in rules:  # the last matching rule wins
-            if any(rx.match(p) for p in prefixes):
-                ignored = not negate
-        return ignored
+        # The last matching rule wins.
+        return next((not negate for negate, rx in reversed(rules) if any(rx.match(p) for p in prefixes)), False)
 
     def resolve(self, source: str, inst: Instruction) -> list[tuple[str, str]]:
         """(kind, context path) for one COPY source: kind is "dir" or "file"."""

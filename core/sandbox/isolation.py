@@ -148,9 +148,7 @@ def _cgroup_mount(controller: str) -> Path | None:
     for line in Path("/proc/self/mountinfo").read_text().splitlines():
         pre, _, post = line.partition(" - ")
         fstype, _source, options = (post.split(" ", 2) + ["", ""])[:3]
-        if controller and fstype == "cgroup" and controller in options.split(","):
-            return Path(_unescape(pre.split()[4]))
-        if not controller and fstype == "cgroup2":
+        if fstype == ("cgroup" if controller else "cgroup2") and (not controller or controller in options.split(",")):
             return Path(_unescape(pre.split()[4]))
     return None
 
@@ -235,12 +233,9 @@ def umount(target: Path) -> None:
 def mounts_under(prefix: Path) -> list[Path]:
     """Mount points at or below ``prefix``, deepest first (the order to unmount them)."""
     prefix_s = str(prefix).rstrip("/") + "/"
-    found = []
-    for line in Path("/proc/self/mountinfo").read_text().splitlines():
-        target = _unescape(line.split()[4])
-        if (target + "/").startswith(prefix_s):
-            found.append(Path(target))
-    return sorted(set(found), key=lambda p: len(p.parts), reverse=True)
+    targets = (_unescape(line.split()[4]) for line in Path("/proc/self/mountinfo").read_text().splitlines())
+    found = {Path(target) for target in targets if (target + "/").startswith(prefix_s)}
+    return sorted(found, key=lambda p: len(p.parts), reverse=True)
 
 
 # -- run directory and owners ---------------------------------------------------------------------
@@ -294,7 +289,10 @@ class Cgroups:
     dirs: list[Path] = field(default_factory=list)
 
     def create(self) -> None:
-        for parent, settings in ((self.facts.memory_cgroup, self._memory_settings()),
+        limit = str(self.memory_mb * 1024 * 1024)
+        # memsw (memory+swap) must be >= the memory limit and set after it.
+        memory = {"memory.limit_in_bytes": limit, "memory.memsw.limit_in_bytes": limit}
+        for parent, settings in ((self.facts.memory_cgroup, memory),
                                  (self.facts.pids_cgroup, {"pids.max": str(self.pids)}),
                                  (self.facts.kill_cgroup, {})):
             if parent is None:
@@ -311,11 +309,6 @@ class Cgroups:
             for key, value in settings.items():
                 if (path / key).exists():
                     (path / key).write_text(value)
-
-    def _memory_settings(self) -> dict[str, str]:
-        limit = str(self.memory_mb * 1024 * 1024)
-        # memsw (memory+swap) must be >= the memory limit and set after it.
-        return {"memory.limit_in_bytes": limit, "memory.memsw.limit_in_bytes": limit}
 
     @property
     def procs_files(self) -> list[str]:
@@ -383,7 +376,6 @@ def cleanup_stale() -> list[str]:
             continue
         for entry in parent.iterdir():
             if entry.is_dir() and not owner_alive(entry.name):
-                group = Cgroups(entry.name, 0, 0, facts, dirs=[entry])
-                group.remove()
+                Cgroups(entry.name, 0, 0, facts, dirs=[entry]).remove()
                 removed.append(str(entry))
     return removed

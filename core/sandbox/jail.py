@@ -91,11 +91,12 @@ class Jail:
         if not any(service.running for service in self.services):
             self.cgroups.kill()
 
-    async def run(self, argv: list[str], *, env: dict[str, str], cwd: str, identity: Identity = ROOT,
-                  stdin: bytes | None = None, timeout: float = 60.0, limit: int = 1 << 16,
-                  tail_bytes: int = 0, ro_binds: Iterable[tuple[str, str]] = ()) -> Outcome:
+    async def run(self, argv: list[str], *, env: dict[str, str] | None = None, cwd: str = "/",
+                  identity: Identity = ROOT, stdin: bytes | None = None, timeout: float = 60.0,
+                  limit: int = 1 << 16, tail_bytes: int = 0, ro_binds: Iterable[tuple[str, str]] = ()) -> Outcome:
+        """Run ``argv`` contained, in ``cwd`` with ``env`` (default: PATH alone)."""
         launcher = self._ready()
-        full = launcher.argv(argv, env=env, cwd=cwd, ro_binds=ro_binds)
+        full = launcher.argv(argv, env={"PATH": DEFAULT_PATH} if env is None else env, cwd=cwd, ro_binds=ro_binds)
         return await run_captured(full, stdin=stdin, timeout=timeout, limit=limit, kill=self._kill_after_timeout,
                                   tail_bytes=tail_bytes, in_child=launcher.in_child(identity))
 
@@ -173,13 +174,13 @@ class Jail:
         return Identity(uid=uid, gid=gid, groups=groups or (gid,), home=home)
 
     async def _getent(self, database: str, key: str) -> list[str] | None:
-        out = await self.run(["getent", database, key], env={"PATH": DEFAULT_PATH}, cwd="/", timeout=30)
+        out = await self.run(["getent", database, key], timeout=30)
         fields = out.stdout.decode(errors="replace").strip().split(":")
         return fields if out.exit_code == 0 and len(fields) >= 4 else None
 
     async def _groups(self, user: str, gid: int) -> tuple[int, ...]:
         """The user's supplementary groups (as login would set them), primary group first."""
-        out = await self.run(["id", "-G", "--", user], env={"PATH": DEFAULT_PATH}, cwd="/", timeout=30)
+        out = await self.run(["id", "-G", "--", user], timeout=30)
         ids = [int(x) for x in out.stdout.decode(errors="replace").split() if x.isdigit()] if out.exit_code == 0 else []
         return tuple(dict.fromkeys([gid, *(i for i in ids if 0 <= i < UID_RANGE)]))
 

@@ -150,6 +150,9 @@ class Identity:
 
 
 ROOT = Identity()
+# Each command's own pid, ipc, uts and cgroup namespaces and session; it dies with its parent.
+_NAMESPACES = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent",
+               "--new-session")
 
 
 class Launcher:
@@ -170,9 +173,8 @@ class Launcher:
         # No --unshare-user: the process is already in the attempt's user namespace (as root there,
         # bwrap keeps its capabilities; as another uid, bwrap nests a namespace of its own). No
         # --unshare-net: the attempt's network namespace (or, when granted, the host's) is shared.
-        argv = [facts.bwrap, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-                "--die-with-parent", "--new-session", "--bind", str(root), "/", "--proc", "/proc",
-                "--dev", "/dev", "--hostname", HOSTNAME]
+        argv = [facts.bwrap, *_NAMESPACES, "--bind", str(root), "/", "--proc", "/proc", "--dev", "/dev",
+                "--hostname", HOSTNAME]
         if network and os.path.exists("/etc/resolv.conf"):
             argv += ["--ro-bind", "/etc/resolv.conf", "/etc/resolv.conf"]
         for source, target in binds or []:  # build-time only (the host's CA bundle, ...)
@@ -197,10 +199,9 @@ class Launcher:
         built, none the agent touched), with the attempt's root bound at TRUSTED_TARGET. A symlink
         the agent planted can only lead into the read-only pristine root, never onto the host."""
         assert self.prefix[0]
-        return [self.prefix[0], "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-                "--die-with-parent", "--new-session", "--ro-bind", str(pristine), "/",
-                "--dev", "/dev", "--bind", str(self.root), TRUSTED_TARGET, "--clearenv",
-                "--setenv", "PATH", DEFAULT_PATH, "--chdir", "/", "--", *command]
+        return [self.prefix[0], *_NAMESPACES, "--ro-bind", str(pristine), "/", "--dev", "/dev",
+                "--bind", str(self.root), TRUSTED_TARGET, "--clearenv", "--setenv", "PATH", DEFAULT_PATH,
+                "--chdir", "/", "--", *command]
 
     def in_child(self, identity: Identity = ROOT) -> Callable[[], None]:
         """What the forked child runs, as host root, right before exec."""
@@ -307,15 +308,14 @@ async def run_captured(argv: list[str], *, stdin: bytes | None, timeout: float, 
         await asyncio.wait_for(asyncio.shield(work), timeout)
     except asyncio.TimeoutError:
         timed_out = True
-    except asyncio.CancelledError:
-        _kill(proc, kill)
-        raise
-    if timed_out:
         _kill(proc, kill)
         try:
             await asyncio.wait_for(work, 10)
         except asyncio.TimeoutError:  # a pipe still held open: give up on the rest of the output
             work.cancel()
+    except asyncio.CancelledError:
+        _kill(proc, kill)
+        raise
     code = proc.returncode
     return Outcome(exit_code=None if timed_out else code, stdout=out.data(), stderr=err.data(),
                    seconds=time.monotonic() - start, timed_out=timed_out,

@@ -13,7 +13,7 @@ from http.client import HTTPConnection
 
 from ..plugins.prerequisites import Prerequisite, PrerequisiteStatus, ProgramOnPath
 from .gpu import host_gpus
-from .podman import UnixHTTPConnection
+from .podman import UnixHTTPConnection, docker_host
 
 ENGINE_HINT = ("start one: `eval \"$(bash .ci/podman.sh)\"` in a checkout, or `podman system service --time=0 "
                "unix:///run/podman.sock` and DOCKER_HOST=unix:///run/podman.sock")
@@ -22,7 +22,7 @@ ENGINE_HINT = ("start one: `eval \"$(bash .ci/podman.sh)\"` in a checkout, or `p
 def docker_engine(timeout: float = 2.0) -> dict[str, str | bool | None]:
     """Whether a Docker-API engine answers at DOCKER_HOST (default unix:///var/run/docker.sock),
     asked over plain HTTP so the Docker SDK need not be installed."""
-    url = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+    url = docker_host()
     row: dict[str, str | bool | None] = {"host": url, "reachable": False, "version": None, "detail": "", "hint": None}
     try:
         if url.startswith("unix://"):

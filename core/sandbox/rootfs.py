@@ -24,6 +24,7 @@ import asyncio
 import fcntl
 import fnmatch
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -31,10 +32,11 @@ import shutil
 import stat
 import subprocess
 import time
+import uuid
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import AsyncIterator, Iterator
+from typing import AsyncIterator, Callable, Iterator
 
 from ..config import cache_dir as default_cache_dir
 from ..errors import BuildError, BuildTimeout, MissingPrerequisite
@@ -169,16 +171,13 @@ def _debian(tag: str, image: str) -> BaseMapping:
 
 
 def _ubuntu(tag: str, image: str) -> BaseMapping:
-    def stand_in(release: str, suite: str) -> BaseMapping:
-        note = (f"Ubuntu {release} stand-in: Debian {suite} plus procps and sensible-utils as in the image "
-                "(only Debian's archive is reachable)")
-        return BaseMapping(image, f"ubuntu-on-{suite}", note)
-
+    older = tag.startswith(("22.04", "jammy", "20.04", "focal", "18.04", "bionic"))
+    release, suite = tag, "bookworm" if older else "trixie"
     if tag in ("", "latest") or tag.startswith(("24.04", "noble")):
-        return stand_in("latest" if tag in ("", "latest") else "24.04", "trixie")
-    if tag.startswith(("22.04", "jammy", "20.04", "focal", "18.04", "bionic")):
-        return stand_in(tag, "bookworm")
-    return stand_in(tag, "trixie")
+        release = "latest" if tag in ("", "latest") else "24.04"
+    note = (f"Ubuntu {release} stand-in: Debian {suite} plus procps and sensible-utils as in the image "
+            "(only Debian's archive is reachable)")
+    return BaseMapping(image, f"ubuntu-on-{suite}", note)
 
 
 def _python(tag: str, image: str) -> BaseMapping:
@@ -221,12 +220,9 @@ def resolve_base(image: str) -> BaseMapping | None:
         return BaseMapping(image, "tbench-python-3.13-trixie")
     if name == "autoenvscaling/base" and tag in BASES:
         return BaseMapping(image, tag)
-    if name == "debian":
-        return _debian(tag, image)
-    if name == "ubuntu":
-        return _ubuntu(tag, image)
-    if name == "python":
-        return _python(tag, image)
+    official = {"debian": _debian, "ubuntu": _ubuntu, "python": _python}.get(name)
+    if official is not None:
+        return official(tag, image)
     if name == "buildpack-deps":
         mapped = _debian(tag if _release_in(tag) else "", image)
         return BaseMapping(image, mapped.base, "buildpack-deps stand-in: plain Debian without its build tools "
@@ -244,6 +240,31 @@ def file_lock(path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def build_once(target: Path, lock: Path, build: Callable[[Path], Path], *, ready: Callable[[], bool] | None = None,
+               then: Callable[[], object] | None = None) -> Path:
+    """``target``, made once between parallel processes: unless ``ready()`` (default: ``target`` is a
+    directory), again under ``lock``, ``build`` fills a fresh work directory beside the lock and returns
+    what to rename into place complete; ``then`` runs after the rename, still locked. The work
+    directory goes whatever happens."""
+    ready = ready or target.is_dir
+    if ready():
+        return target
+    with file_lock(lock):
+        if ready():
+            return target
+        work = lock.parent / f".tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        try:
+            staged = build(work)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.rmtree(target, ignore_errors=True)
+            staged.rename(target)
+            if then is not None:
+                then()
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    return target
 
 
 def _marker(root: Path, base: str) -> Path:
@@ -272,22 +293,19 @@ def base_rootfs(base: str = "debian-bookworm", *, cache_dir: Path | None = None)
     if spec is None:
         raise BuildError(f"unknown base root filesystem {base!r}", hint=f"known: {', '.join(BASES)}")
     root = Path(cache_dir or default_cache_dir()) / "rootfs"
-    target, marker = root / base, _marker(root, base)
-    if _is_current(marker, spec):
-        return target
-    with file_lock(root / f".{base}.lock"):
-        if _is_current(marker, spec):
-            return target
-        tmp = root / f".{base}.tmp-{os.getpid()}"
+    marker = _marker(root, base)
+    made: dict[str, object] = {}
+
+    def build(work: Path) -> Path:
         start = time.monotonic()
-        cmd = mmdebstrap(spec.suite, tmp, packages=spec.packages, what=f"base root filesystem {base}")
+        cmd = mmdebstrap(spec.suite, work, packages=spec.packages, what=f"base root filesystem {base}")
         if spec.python_image:
-            _as_python_image(tmp)
-        shutil.rmtree(target, ignore_errors=True)
-        tmp.rename(target)
-        marker.write_text(json.dumps({"recipe": spec.recipe(), "seconds": round(time.monotonic() - start, 1),
-                                      "command": cmd, "built": time.time()}))
-    return target
+            _as_python_image(work)
+        made.update(recipe=spec.recipe(), seconds=round(time.monotonic() - start, 1), command=cmd)
+        return work
+
+    return build_once(root / base, root / f".{base}.lock", build, ready=lambda: _is_current(marker, spec),
+                      then=lambda: marker.write_text(json.dumps({**made, "built": time.time()})))
 
 
 def mmdebstrap(suite: str, target: Path, *, packages: tuple[str, ...] = (), variant: str = "minbase",
@@ -371,10 +389,7 @@ class LayerStore:
         return (self.root / key).is_dir()
 
     def meta(self, key: str) -> dict:
-        try:
-            return json.loads((self.root / key / "meta.json").read_text())
-        except (OSError, ValueError):
-            return {}
+        return self.read_extra(key, "meta.json") or {}
 
     def write_extra(self, key: str, name: str, data: dict) -> None:
         """Attach derived facts (e.g. an inspection of the stack topped by this layer), atomically."""
@@ -477,13 +492,9 @@ def shift_owners(root: Path) -> None:
     the range cannot be represented inside and becomes nobody/nogroup."""
     seen: set[tuple[int, int]] = set()
     nobody = UID_RANGE - 2
-    def entries() -> Iterator[str]:
-        yield str(root)
-        for dirpath, dirnames, filenames in os.walk(root):  # never follows symlinks
-            for name in dirnames + filenames:
-                yield os.path.join(dirpath, name)
-
-    for entry in entries():
+    walked = (os.path.join(dirpath, name) for dirpath, dirnames, filenames in os.walk(root)  # never follows symlinks
+              for name in dirnames + filenames)
+    for entry in itertools.chain([str(root)], walked):
         st = os.lstat(entry)
         if (st.st_dev, st.st_ino) in seen:
             continue

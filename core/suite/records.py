@@ -40,14 +40,6 @@ class TaskRecord(Facets, _StoredTask):
         return self.model_dump(mode="json", exclude={"report"})
 
 
-def _as_tuple(value: Any) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return (value,)
-    return tuple(str(v) for v in value)
-
-
 class TaskFilter(BaseModel):
     """Which tasks to select. Each field takes one value or several; a task matches a field when its
     value is any of them, and matches ``tags`` when it carries every tag given. Empty fields match
@@ -66,7 +58,11 @@ class TaskFilter(BaseModel):
     @field_validator("*", mode="before")
     @classmethod
     def _tuple(cls, value: Any) -> tuple[str, ...]:
-        return _as_tuple(value)
+        if value is None:
+            return ()
+        if isinstance(value, str):
+            return (value,)
+        return tuple(str(v) for v in value)
 
 
 class SuiteStats(BaseModel):

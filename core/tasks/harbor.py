@@ -21,7 +21,7 @@ from typing import Any, Iterator
 from ..archive import extract_tar, make_tar
 from ..errors import TaskFormatError
 from .config import TaskConfig
-from .task import Task
+from .task import Task, TaskFile
 
 # Files that are never part of a task (editor and OS droppings).
 _IGNORED_NAMES = {".DS_Store", "__pycache__", ".pytest_cache"}
@@ -77,8 +77,6 @@ def read_task(path: str | os.PathLike[str]) -> Task:
             total += st.st_size
             if total > MAX_TASK_BYTES:
                 raise TaskFormatError(f"{root.name}: task directory larger than {MAX_TASK_BYTES >> 20} MiB", hint="build large data inside the environment")
-            from .task import TaskFile
-
             files[rel] = TaskFile(data=full.read_bytes(), executable=bool(st.st_mode & stat.S_IXUSR))
     name = config.task.name or root.name
     return Task.create(name, config, instruction, files, config_text=config_text, source=str(root))

@@ -65,6 +65,7 @@ def test_bench_compares_kinds_per_model(backend: Any) -> None:
         async def go() -> Any:
             try:
                 return await bench_proposers(host=host, backend=backend, domain=domain, models=models, n=1, seed=1,
+                                             kinds=("procedural", "prompt", "prompt-feedback", "agentic"),
                                              progress=lambda *args: seen.append(args))
             finally:
                 for llm in models.values():
@@ -72,14 +73,43 @@ def test_bench_compares_kinds_per_model(backend: Any) -> None:
 
         rows = asyncio.run(go())
     table = {(r.model, r.proposer): r for r in rows}
-    assert set(table) == {(m, k) for m in ("good", "bad") for k in ("prompt", "prompt-feedback", "agentic")}
+    assert set(table) == {(m, k) for m in ("good", "bad") for k in ("prompt", "prompt-feedback", "agentic")} | {
+        ("-", "procedural")}  # the procedural arm needs no model: it runs once
+    procedural = table[("-", "procedural")]
+    assert procedural.outcomes["admitted"] == 1 and procedural.tokens == 0 and procedural.tokens_per_valid == 0
+    assert all(r.domain == "toy" and r.seconds >= 0 and r.useful is None for r in rows)  # no solver: no groups
     for kind in ("prompt", "prompt-feedback", "agentic"):
         good, bad = table[("good", kind)], table[("bad", kind)]
         assert (good.rate.successes, good.rate.n) == (1, 1) and good.outcomes["admitted"] == 1
         assert (bad.rate.successes, bad.rate.n) == (0, 1) and bad.outcomes["failed_validation"] == 1
         assert good.rate.low is not None and good.rate.low < 1.0  # a Wilson interval, not a point
         assert good.cost.per_valid_usd is None and good.cost.unpriced == 1  # these models have no price
-    assert len(seen) == 6
+        assert good.tokens > 0 and good.tokens_per_valid == good.tokens and bad.tokens_per_valid is None
+    assert len(seen) == 7
+
+
+def test_bench_gives_the_useful_group_rate_of_admitted_tasks_with_a_solver(backend: Any,
+                                                                          seeded_toy_solver: Any) -> None:
+    """With a solver, each admitted task gets a group of calibration rollouts; a group whose rewards
+    differ is useful. The seeded solver solves exactly the rollouts with an even seed, so which groups
+    are mixed follows from the seeds: the same rollouts the calibration gate itself would run."""
+    host = create_host(entrypoints=False, plugins=[toy])
+    with ScriptedOpenAIServer(seeded_toy_solver) as srv:
+        llm = OpenAIBackend(srv.base_url, None, "solver", max_retries=0)
+        solver = SolverAgent(llm, limits=AgentLimits(max_turns=3, timeout_sec=60))
+
+        async def go() -> Any:
+            try:
+                return await bench_proposers(host=host, backend=backend, domain=ToyDomain(), models={}, n=3, seed=2,
+                                             kinds=("procedural",), solver=solver)
+            finally:
+                await llm.aclose()
+
+        (row,) = asyncio.run(go())
+        requests = len(srv.chat_bodies)
+    assert row.outcomes["admitted"] == 3 and row.useful is not None and row.useful.n == 3
+    assert requests >= 3 * 4  # a group of rollouts (at least four) per admitted task
+    assert 0 < row.useful.successes <= 3  # even and odd seeds mix in some group
 
 
 def _calibration_bench(backend: Any, script: Any, **kw: Any) -> Any:

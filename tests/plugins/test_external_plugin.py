@@ -216,4 +216,4 @@ def test_run_accepts_the_plugin_backend(bwrap: BwrapBackend, tmp_path: Path) -> 
     unknown = _cli("run", "--backend", "nope", "--no-solver", "--out", str(tmp_path / "x"))
     assert unknown.returncode != 0 and "unknown sandbox backend 'nope'" in unknown.stderr
     wrong = _cli("run", "--llm-backend", "nope", "--no-solver", "--out", str(tmp_path / "y"))
-    assert wrong.returncode != 0 and "unknown llm backend 'nope' (known: openai, transformers)" in wrong.stderr
+    assert wrong.returncode != 0 and "unknown llm backend 'nope' (known: llama-server, openai, transformers)" in wrong.stderr

@@ -65,11 +65,8 @@ def train(suite_dir: Path, model: str, out: Path, resume: bool, no_dynamic_sampl
 
     require_trl()
     host = create_host()
-    store = SuiteStore(suite_dir, create=False)
-    try:
+    with SuiteStore(suite_dir, create=False) as store:
         tasks = sorted(store.tasks(), key=lambda t: t.name)
-    finally:
-        store.close()
     if len(tasks) < 1:
         raise UsageError(f"the suite {suite_dir} has no tasks", hint="autoenvscaling generate --mix terminal=1 -n 20 --out DIR")
     settings = GRPOSettings(dynamic_sampling=not no_dynamic_sampling, **options)  # the options named as its fields

@@ -115,14 +115,11 @@ class ComputerUseCheat(Cheat):
 
 def curl_post(path: str, data: dict | str = "", *, json_body: bool = False) -> str:
     """A POST to the app as a terminal agent sends it; prints the status code."""
-    body = json.dumps(data) if json_body else (data if isinstance(data, str) else _urlencode(data))
+    body = (json.dumps(data) if json_body else data if isinstance(data, str)
+            else urllib.parse.urlencode({k: "" if v is None else v for k, v in data.items()}))
     head = "-H 'Content-Type: application/json' " if json_body else ""
     return (f"curl -s -o /dev/null -w '%{{http_code}} ' -X POST {head}--data {shlex.quote(body)} "
             f"{shlex.quote(APP_URL + path)}")
-
-
-def _urlencode(data: dict) -> str:
-    return urllib.parse.urlencode({k: "" if v is None else v for k, v in data.items()})
 
 
 # -- the database file: a mirror the app never reads --------------------------------------------------

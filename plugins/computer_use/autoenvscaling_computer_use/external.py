@@ -123,47 +123,48 @@ def read_collection(path: str | Path) -> Collection:
         data = tomllib.loads(toml_path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise CollectionError(f"{where}: not valid TOML: {exc}", hint="fix the TOML syntax") from None
-    name = data.get("name")
-    if not isinstance(name, str) or not _NAME.match(name):
-        raise CollectionError(f"{where}: name must be lowercase letters, digits, - or _ (is {name!r})",
-                              hint='e.g. name = "tiny-todos"')
+    name: Any = data.get("name")  # TOML values of any type until _require has checked them
+    _require(isinstance(name, str) and _NAME.match(name),
+             f"{where}: name must be lowercase letters, digits, - or _ (is {name!r})", 'e.g. name = "tiny-todos"')
     app = _table(data, "app", where, 'e.g. [app] start = "python3 server.py"')
-    start = app.get("start")
-    if not isinstance(start, str) or not start.strip():
-        raise CollectionError(f"{where}: [app] start must be the command that serves the app",
-                              hint='e.g. start = "python3 server.py" (run in app/, with $PORT set)')
+    start: Any = app.get("start")
+    _require(isinstance(start, str) and start.strip(), f"{where}: [app] start must be the command that serves the app",
+             'e.g. start = "python3 server.py" (run in app/, with $PORT set)')
     port = app.get("port", 8000)
-    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
-        raise CollectionError(f"{where}: [app] port must be an integer 1-65535 (is {port!r})", hint="e.g. port = 8000")
+    _require(not isinstance(port, bool) and isinstance(port, int) and 1 <= port <= 65535,
+             f"{where}: [app] port must be an integer 1-65535 (is {port!r})", "e.g. port = 8000")
     ready = app.get("ready_path", "/")
-    if not isinstance(ready, str) or not ready.startswith("/") or any(c.isspace() for c in ready):
-        raise CollectionError(f"{where}: [app] ready_path must be a path starting with / (is {ready!r})",
-                              hint='e.g. ready_path = "/" or "/api/health"')
+    _require(isinstance(ready, str) and ready.startswith("/") and not any(c.isspace() for c in ready),
+             f"{where}: [app] ready_path must be a path starting with / (is {ready!r})",
+             'e.g. ready_path = "/" or "/api/health"')
     state = app.get("data", [APP_HOME])
-    if (not isinstance(state, list) or not state
-            or not all(isinstance(p, str) and p.startswith("/") and ".." not in p.split("/") for p in state)):
-        raise CollectionError(f"{where}: [app] data must be a list of absolute paths (is {state!r})",
-                              hint=f'where the app writes its state, e.g. data = ["{APP_HOME}/data.json"]')
+    _require(isinstance(state, list) and state
+             and all(isinstance(p, str) and p.startswith("/") and ".." not in p.split("/") for p in state),
+             f"{where}: [app] data must be a list of absolute paths (is {state!r})",
+             f'where the app writes its state, e.g. data = ["{APP_HOME}/data.json"]')
     reference = _table(data, "reference", where, 'e.g. [reference] load = "load_reference.py"')
-    load = reference.get("load")
-    if not isinstance(load, str) or not load.strip():
-        raise CollectionError(f"{where}: [reference] load must name the script that loads a reference state",
-                              hint='e.g. load = "load_reference.py" (it gets the JSON file\'s path)')
+    load: Any = reference.get("load")
+    _require(isinstance(load, str) and load.strip(),
+             f"{where}: [reference] load must name the script that loads a reference state",
+             'e.g. load = "load_reference.py" (it gets the JSON file\'s path)')
     load = _collection_file(root, load, f"{where}: [reference] load", hint="a .py or .sh script next to collection.toml")
-    if not load.endswith((".py", ".sh")):
-        raise CollectionError(f"{where}: [reference] load must be a .py or .sh script (is {load!r})",
-                              hint="it runs as python3 SCRIPT FILE.json or bash SCRIPT FILE.json")
-    if not (root / APP_DIR).is_dir() or not app_files(root):
-        raise CollectionError(f"{root.name}/{APP_DIR}/: missing or empty",
-                              hint="app/ holds the web app's files; [app] start runs there")
+    _require(load.endswith((".py", ".sh")), f"{where}: [reference] load must be a .py or .sh script (is {load!r})",
+             "it runs as python3 SCRIPT FILE.json or bash SCRIPT FILE.json")
+    _require((root / APP_DIR).is_dir() and app_files(root), f"{root.name}/{APP_DIR}/: missing or empty",
+             "app/ holds the web app's files; [app] start runs there")
     return Collection(root=root, name=name, start=start.strip(), port=port, ready_path=ready, load=load,
                       data=tuple(dict.fromkeys(p.rstrip("/") or "/" for p in state)))
 
 
+def _require(ok: object, message: str, hint: str) -> None:
+    """Raise CollectionError(``message``, ``hint``) unless ``ok``."""
+    if not ok:
+        raise CollectionError(message, hint=hint)
+
+
 def _table(data: dict[str, Any], key: str, where: str, hint: str) -> dict[str, Any]:
-    table = data.get(key)
-    if not isinstance(table, dict):
-        raise CollectionError(f"{where}: missing [{key}] table", hint=hint)
+    table: Any = data.get(key)
+    _require(isinstance(table, dict), f"{where}: missing [{key}] table", hint)
     return table
 
 
@@ -171,13 +172,12 @@ def _collection_file(root: Path, rel: str, where: str, *, hint: str) -> str:
     """``rel`` normalised, checked to be a file inside the collection and outside app/ (where the
     agent would find it)."""
     parts = Path(rel).parts
-    if Path(rel).is_absolute() or ".." in parts:
-        raise CollectionError(f"{where}: {rel!r} must be a path inside the collection", hint=hint)
-    if parts and parts[0] == APP_DIR:
-        raise CollectionError(f"{where}: {rel!r} is in app/, which is copied into the image the agent works in",
-                              hint="move it out of app/ (next to collection.toml)")
-    if not (root / rel).is_file():
-        raise CollectionError(f"{where}: {rel!r} does not exist", hint=hint)
+    _require(not Path(rel).is_absolute() and ".." not in parts,
+             f"{where}: {rel!r} must be a path inside the collection", hint)
+    _require(not parts or parts[0] != APP_DIR,
+             f"{where}: {rel!r} is in app/, which is copied into the image the agent works in",
+             "move it out of app/ (next to collection.toml)")
+    _require((root / rel).is_file(), f"{where}: {rel!r} does not exist", hint)
     return Path(rel).as_posix()
 
 
@@ -236,19 +236,18 @@ def _entry(collection: Collection, line: str, number: int, functions: dict[str, 
     except json.JSONDecodeError as exc:
         raise CollectionError(f"{where}: not valid JSON: {exc.msg} (column {exc.colno})",
                               hint="one JSON object per line") from None
-    if not isinstance(row, dict):
-        raise CollectionError(f"{where}: not a JSON object", hint='{"id": ..., "goal": ..., "verify": ..., "reference": ...}')
+    _require(isinstance(row, dict), f"{where}: not a JSON object",
+             '{"id": ..., "goal": ..., "verify": ..., "reference": ...}')
     task_id = row.get("id")
-    if not isinstance(task_id, str) or not _ID.match(task_id):
-        raise CollectionError(f"{where}: \"id\" must be letters, digits, '.', '_' or '-' (is {task_id!r})",
-                              hint='e.g. "id": "add-milk"')
+    _require(isinstance(task_id, str) and _ID.match(task_id),
+             f"{where}: \"id\" must be letters, digits, '.', '_' or '-' (is {task_id!r})", 'e.g. "id": "add-milk"')
     where = f"{where} ({task_id})"
     unknown = sorted(set(row) - _TASK_KEYS)
     if unknown:
         raise CollectionError(f"{where}: unknown field {unknown[0]!r}", hint=f"fields: {', '.join(sorted(_TASK_KEYS))}")
     goal = row.get("goal")
-    if not isinstance(goal, str) or not goal.strip():
-        raise CollectionError(f"{where}: \"goal\" must be a non-empty string", hint="what the agent is asked to do")
+    _require(isinstance(goal, str) and goal.strip(), f"{where}: \"goal\" must be a non-empty string",
+             "what the agent is asked to do")
     verify = row.get("verify")
     m = _VERIFY.match(verify) if isinstance(verify, str) else None
     if m is None:
@@ -256,34 +255,30 @@ def _entry(collection: Collection, line: str, number: int, functions: dict[str, 
                               hint='e.g. "verifiers.py:added_milk"')
     verify_file = _collection_file(collection.root, m.group(1), f"{where}: \"verify\"",
                                    hint="the verifier file sits next to collection.toml")
-    if "/" in verify_file:
-        raise CollectionError(f"{where}: \"verify\" file {verify_file!r} must sit next to collection.toml",
-                              hint="it is copied to tests/ under its own name")
+    _require("/" not in verify_file, f"{where}: \"verify\" file {verify_file!r} must sit next to collection.toml",
+             "it is copied to tests/ under its own name")
     defined = functions.get(verify_file)
     if defined is None:
         defined = functions[verify_file] = _functions(collection.root / verify_file)
-    if isinstance(defined, str):
-        raise CollectionError(f"{where}: \"verify\": {verify_file} is not valid Python: {defined}",
-                              hint="the verifier file must import cleanly")
-    if m.group(2) not in defined:
-        raise CollectionError(f"{where}: \"verify\": {verify_file} defines no function {m.group(2)!r}",
-                              hint=f"defined: {', '.join(sorted(defined)) or 'none'}")
+    _require(not isinstance(defined, str), f"{where}: \"verify\": {verify_file} is not valid Python: {defined}",
+             "the verifier file must import cleanly")
+    _require(m.group(2) in defined, f"{where}: \"verify\": {verify_file} defines no function {m.group(2)!r}",
+             f"defined: {', '.join(sorted(defined)) or 'none'}")
     reference = row.get("reference")
-    if not isinstance(reference, str) or not reference.endswith(".json"):
-        raise CollectionError(f"{where}: \"reference\" must name a .json file (is {reference!r})",
-                              hint='e.g. "reference/add-milk.json"')
+    _require(isinstance(reference, str) and reference.endswith(".json"),
+             f"{where}: \"reference\" must name a .json file (is {reference!r})", 'e.g. "reference/add-milk.json"')
     reference = _collection_file(collection.root, reference, f"{where}: \"reference\"", hint="the reference end state, a JSON file")
     try:
         json.loads((collection.root / reference).read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise CollectionError(f"{where}: \"reference\": {reference} is not valid JSON: {exc}", hint="fix the JSON") from None
     difficulty = row.get("difficulty", "medium")
-    if difficulty not in DIFFICULTIES:
-        raise CollectionError(f"{where}: \"difficulty\" must be one of {', '.join(DIFFICULTIES)} (is {difficulty!r})",
-                              hint="or leave it out (medium)")
+    _require(difficulty in DIFFICULTIES,
+             f"{where}: \"difficulty\" must be one of {', '.join(DIFFICULTIES)} (is {difficulty!r})",
+             "or leave it out (medium)")
     tags = row.get("tags", [])
-    if not isinstance(tags, list) or not all(isinstance(t, str) and t.strip() for t in tags):
-        raise CollectionError(f"{where}: \"tags\" must be a list of strings", hint='e.g. "tags": ["add"]')
+    _require(isinstance(tags, list) and all(isinstance(t, str) and t.strip() for t in tags),
+             f"{where}: \"tags\" must be a list of strings", 'e.g. "tags": ["add"]')
     return Entry(id=task_id, goal=goal.strip(), verify_file=verify_file, function=m.group(2), reference=reference,
                  difficulty=difficulty, tags=tuple(t.strip() for t in tags))
 

@@ -86,9 +86,7 @@ class ComputerUseLintGate(DomainLintGate):
         return ""
 
 
-def lint_problem(task: Task) -> str:
-    """Every static problem of a generated computer_use task, the first one (or "")."""
-    return ComputerUseLintGate.problem(task)
+lint_problem = ComputerUseLintGate.problem  # the first static problem of a generated computer_use task (or "")
 
 
 class StateProbe(Agent):

@@ -12,13 +12,10 @@ def xlsx(sheets: dict[str, list[list]], base: bytes | None = None) -> bytes:
     import openpyxl
 
     wb = openpyxl.load_workbook(io.BytesIO(base)) if base else openpyxl.Workbook()
-    fresh = base is None
+    if base is None:
+        wb.remove(wb.active)  # the new workbook's default sheet
     for name, rows in sheets.items():
-        if fresh:
-            ws, fresh = wb.active, False
-            ws.title = name
-        else:
-            ws = wb.create_sheet(name)
+        ws = wb.create_sheet(name)
         for row in rows:
             ws.append(row)
     out = io.BytesIO()

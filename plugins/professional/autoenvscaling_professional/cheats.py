@@ -65,13 +65,11 @@ def template_lines(spec: dict) -> list[str]:
 def skeleton(spec: dict, files: dict[str, bytes]) -> dict[str, tuple[bytes, list[str]]]:
     """Each output as the instruction shapes it, with nothing in it: {path: (bytes, its names)}. The
     names are every sheet, header, heading, label and title it holds."""
-    family = spec["family"]
-    out: dict[str, tuple[dict[str, list[list]], bytes | None]] = {}
+    family, base = spec["family"], None
     if family == "budget_reconcile":
         sheets = {spec["sheet"]: [["Category", "Budget", "Actual", "Variance"]] + ([[spec["total"]["name"]]] if spec.get("total") else [])}
         if spec.get("unmatched") is not None:
             sheets[spec["unmatched_sheet"]] = [["Date", "Description", "Amount"]]
-        out[spec["file"]] = sheets, None
     elif family == "summary_formulas":
         rows: list[list] = []
         for table in spec["tables"]:
@@ -79,9 +77,9 @@ def skeleton(spec: dict, files: dict[str, bytes]) -> dict[str, tuple[bytes, list
             rows += [[table["total"]["label"]]] if table.get("total") else []
             rows += [[]]
         rows += [[f["label"]] for f in spec["figures"]]
-        out[spec["file"]] = {spec["summary_sheet"]: rows}, files.get(spec["file"])
+        sheets, base = {spec["summary_sheet"]: rows}, files.get(spec["file"])
     elif family == "invoice_extract":
-        out[spec["file"]] = {spec["sheet"]: [list(spec["columns"])]}, None
+        sheets = {spec["sheet"]: [list(spec["columns"])]}
     elif family == "contacts_clean":
         return {spec["file"]: (csv_text([spec["header"]]), list(spec["header"]))}
     elif family == "memo_docx":
@@ -93,11 +91,10 @@ def skeleton(spec: dict, files: dict[str, bytes]) -> dict[str, tuple[bytes, list
     elif family == "schedule_ics":
         titles = [m["title"] for m in spec["meetings"]]
         return {spec["file"]: (ics([{"summary": t} for t in titles]), titles)}
-    built = {}
-    for rel, (sheets, base) in out.items():
-        names = [n for name, rows in sheets.items() for n in (name, *(str(v) for r in rows for v in r))]
-        built[rel] = xlsx(sheets, base), names
-    return built
+    else:
+        return {}
+    names = [n for name, rows in sheets.items() for n in (name, *(str(v) for r in rows for v in r))]
+    return {spec["file"]: (xlsx(sheets, base), names)}
 
 
 # -- the cheats' shared machinery ------------------------------------------------------------------
@@ -196,23 +193,25 @@ class Skeleton(ProfessionalCheat):
     name = "professional.skeleton"
     gate = True
 
+    def built(self, task: Task, spec: dict) -> dict[str, tuple[bytes, list[str]]]:
+        """Each output: (its bytes, the names it holds)."""
+        return skeleton(spec, workspace(task))
+
     def documents(self, task: Task, spec: dict) -> dict[str, bytes]:
-        return {rel: data for rel, (data, _) in skeleton(spec, workspace(task)).items()}
+        return {rel: data for rel, (data, _) in self.built(task, spec).items()}
 
     def checks(self, task: Task, spec: dict) -> list[dict]:
-        return [{"kind": "contains", "file": rel, "texts": names[:12]}
-                for rel, (_, names) in skeleton(spec, workspace(task)).items()]
+        return [{"kind": "contains", "file": rel, "texts": names[:12]} for rel, (_, names) in self.built(task, spec).items()]
 
 
-class WrongFormat(ProfessionalCheat):
+class WrongFormat(Skeleton):
     """Writes each output in another format under the right name: a PDF named .docx, CSV text named
     .xlsx, a workbook named .csv, a plain list named .ics, each holding the names the instruction
     asks for and the instruction itself."""
 
     name = "professional.wrong-format"
-    gate = True
 
-    def _built(self, task: Task, spec: dict) -> dict[str, tuple[bytes, list[str]]]:
+    def built(self, task: Task, spec: dict) -> dict[str, tuple[bytes, list[str]]]:
         files, out = workspace(task), {}
         shapes = skeleton(spec, files)
         instruction = [line for line in (task.instruction or "").splitlines() if line.strip()]
@@ -235,12 +234,6 @@ class WrongFormat(ProfessionalCheat):
             out[rel] = data, names
         return out
 
-    def documents(self, task: Task, spec: dict) -> dict[str, bytes]:
-        return {rel: data for rel, (data, _) in self._built(task, spec).items()}
-
-    def checks(self, task: Task, spec: dict) -> list[dict]:
-        return [{"kind": "contains", "file": rel, "texts": names} for rel, (_, names) in self._built(task, spec).items()]
-
 
 # -- one family each -------------------------------------------------------------------------------
 
@@ -262,16 +255,8 @@ def summary_values(data: bytes, spec: dict) -> dict[str, list[list]]:
     def amount(rs):
         return sum(float(r["Amount"]) for r in rs)
 
-    def metric(rs, name, everything):
-        if name == "total":
-            return amount(rs)
-        if name == "count":
-            return len(rs)
-        if name == "avg":
-            return amount(rs) / len(rs)
-        if name == "units":
-            return sum(float(r["Units"]) for r in rs)
-        return amount(rs) / amount(everything)  # share
+    metric = {"total": amount, "count": len, "avg": lambda rs: amount(rs) / len(rs),
+              "units": lambda rs: sum(float(r["Units"]) for r in rs), "share": lambda rs: amount(rs) / amount(recs)}
 
     def day(value):
         return value.date().isoformat() if hasattr(value, "date") else str(value)[:10]
@@ -281,10 +266,10 @@ def summary_values(data: bytes, spec: dict) -> dict[str, list[list]]:
         rows.append([table["key"], *(h for h, _ in table["columns"])])
         for label in table["labels"]:
             group = [r for r in recs if " ".join(str(r[table["key"]]).split()).casefold() == label.casefold()]
-            rows.append([label, *(metric(group, m, recs) for _, m in table["columns"])])
+            rows.append([label, *(metric[m](group) for _, m in table["columns"])])
         if table.get("total"):
             total = dict(table["total"]["columns"])
-            rows.append([table["total"]["label"], *(metric(recs, total[h], recs) if h in total else None
+            rows.append([table["total"]["label"], *(metric[total[h]](recs) if h in total else None
                                                     for h, _ in table["columns"])])
         rows.append([])
     for fig in spec["figures"]:

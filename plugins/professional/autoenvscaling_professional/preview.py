@@ -16,10 +16,9 @@ INSTALL_HINT = "apt-get install libreoffice-calc-nogui libreoffice-writer-nogui 
 
 
 def _tool(*names: str) -> str:
-    for name in names:
-        found = shutil.which(name)
-        if found:
-            return found
+    found = next(filter(None, map(shutil.which, names)), None)
+    if found:
+        return found
     raise MissingPrerequisite(f"{names[0]} is not installed: rendering documents needs LibreOffice and poppler",
                             hint=INSTALL_HINT)
 

@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import io
 import json
@@ -29,7 +30,7 @@ import zipfile
 
 from autoenvscaling.api import Task, TaskFile, package_reader, render_task, verifier_library
 
-from .families.base import Draft, label_of
+from .families.base import Draft, dated_zip, label_of
 
 DOMAIN = "professional"
 PREAMBLE = (
@@ -50,7 +51,7 @@ package_text = package_reader(__package__)
 
 
 PACKAGE_SUFFIXES = (".xlsx", ".docx")
-ZIP_DATE = (2020, 1, 1, 0, 0, 0)
+ZIP_DATE = dt.datetime(2020, 1, 1)
 _STAMPS = re.compile(rb"(<dcterms:(?:created|modified)\b[^>]*>)[^<]*(</dcterms:)")
 
 
@@ -58,14 +59,8 @@ def stable_package(data: bytes) -> bytes:
     """An Office package with the clock taken out: openpyxl and python-docx date the zip entries and
     the document's created/modified properties with the time of writing, so the same seed would give
     different bytes a second later. Entries are re-zipped dated ``ZIP_DATE``, the properties set to it."""
-    src, out = zipfile.ZipFile(io.BytesIO(data)), io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
-        for info in src.infolist():
-            body = src.read(info)
-            if info.filename == "docProps/core.xml":
-                body = _STAMPS.sub(rb"\g<1>2020-01-01T00:00:00Z\g<2>", body)
-            dst.writestr(zipfile.ZipInfo(info.filename, ZIP_DATE), body, zipfile.ZIP_DEFLATED)
-    return out.getvalue()
+    return dated_zip(data, ZIP_DATE, lambda name, body: _STAMPS.sub(rb"\g<1>2020-01-01T00:00:00Z\g<2>", body)
+                     if name == "docProps/core.xml" else body)
 
 
 def verifier_outputs(outputs: dict[str, str]) -> list[str]:

@@ -18,6 +18,7 @@ request of a task uses its own days, so they do not interact.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import random
 
@@ -158,8 +159,8 @@ class Calendar:
 
 # -- the three requests: plan (constraints, rooms refitted) before the filler, build after it -----
 
-def plan_reserve(cal: Calendar, persona: str, date: str) -> dict:
-    rng, level = cal.rng, cal.level
+def plan_reserve(cal: Calendar, persona: str, days: list[str]) -> dict:
+    rng, level, date = cal.rng, cal.level, days.pop()
     anchor = rng.choice(cal.rooms)
     if anchor["capacity"] < 6:
         anchor["capacity"] = rng.choice([6, 8, 10])
@@ -211,8 +212,8 @@ def build_reserve(cal: Calendar, op: dict) -> None:
     op["answer"] = {"room": room["name"], "start": start}
 
 
-def plan_move(cal: Calendar, persona: str, src: str, dst: str) -> dict:
-    rng, level = cal.rng, cal.level
+def plan_move(cal: Calendar, persona: str, days: list[str]) -> dict:
+    rng, level, src, dst = cal.rng, cal.level, days.pop(), days.pop()
     room = rng.choice(cal.rooms)
     attendees = rng.randint(2, min(room["capacity"], 10))
     need: dict = {"people": attendees, "building": rng.choice(cal.buildings)}
@@ -258,8 +259,8 @@ def build_move(cal: Calendar, op: dict) -> None:
     op["answer"] = {"room": target["name"]}
 
 
-def plan_cancel(cal: Calendar, persona: str, date: str) -> dict:
-    rng = cal.rng
+def plan_cancel(cal: Calendar, persona: str, days: list[str]) -> dict:
+    rng, date = cal.rng, days.pop()
     who = rng.choice([p for p in cal.people if p != persona])
     op = {"kind": "cancel", "date": date, "organiser": who, "count": 1 if cal.level <= 1 else 2 if cal.level <= 3 else 3}
     if cal.level >= 3:  # a colleague with the same first name
@@ -305,15 +306,9 @@ def draw(rng: random.Random, level: int) -> tuple[Calendar, str, list[dict]]:
     persona = rng.choice(cal.people)
     n_ops = SIZES[level][3]
     kinds = rng.sample(["reserve", "move", "cancel"], n_ops)
-    days = rng.sample(cal.days, len(cal.days))
-    ops = []
-    for kind in kinds:
-        if kind == "reserve":
-            ops.append(plan_reserve(cal, persona, days.pop()))
-        elif kind == "move":
-            ops.append(plan_move(cal, persona, days.pop(), days.pop()))
-        else:
-            ops.append(plan_cancel(cal, persona, days.pop()))
+    days = rng.sample(cal.days, len(cal.days))  # each plan takes its own days off the end
+    ops = [{"reserve": plan_reserve, "move": plan_move, "cancel": plan_cancel}[kind](cal, persona, days)
+           for kind in kinds]
     for op in ops:  # a later plan may have refitted a room an earlier one counted on
         if op["kind"] != "cancel" and sum(fits(r, op["need"]) for r in cal.rooms) < (
                 ties(level) if op["kind"] == "reserve" else 1):
@@ -348,11 +343,9 @@ def check(cal: Calendar, op: dict) -> None:
 
 def build(rng: random.Random, level: int) -> Draft:
     for _ in range(200):
-        try:
+        with contextlib.suppress(Retry):
             cal, persona, ops = draw(rng, level)
             break
-        except Retry:
-            continue
     else:  # pragma: no cover - the draws above succeed within a few tries
         raise RuntimeError("booking_reserve: no calendar fits the requests")
     rng.shuffle(cal.rooms)

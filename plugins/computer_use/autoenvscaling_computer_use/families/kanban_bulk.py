@@ -58,6 +58,9 @@ LEVELS = {
 EFFECTS = ["move", "assign", "archive", "priority", "add_label", "remove_label"]
 EASY_CONDS = ["label", "assignee", "priority"]
 CONDS = ["label", "assignee", "unassigned", "priority", "due_before", "due_after", "no_due"]
+# the field a card-changing effect sets: on the model's cards, and in the cards table
+CARD_FIELD = {"move": "col", "assign": "assignee", "archive": "archived", "priority": "priority"}
+ROW_FIELD = {"move": "column_id", "assign": "assignee_id", "archive": "archived", "priority": "priority"}
 GROUP = {"label": "label", "assignee": "who", "unassigned": "who", "priority": "priority",
          "due_before": "due", "due_after": "due", "no_due": "due"}
 
@@ -95,19 +98,10 @@ def apply(rule: dict, cards: list[dict]) -> list[dict]:
     out = []
     for c in cards:
         c = dict(c, labels=set(c["labels"]))
-        if c["title"] in hit:
-            if kind == "move":
-                c["col"] = v
-            elif kind == "assign":
-                c["assignee"] = v
-            elif kind == "archive":
-                c["archived"] = 1
-            elif kind == "priority":
-                c["priority"] = v
-            elif kind == "add_label":
-                c["labels"].add(v)
-            else:
-                c["labels"].discard(v)
+        if c["title"] in hit and kind in ("add_label", "remove_label"):
+            (c["labels"].add if kind == "add_label" else c["labels"].discard)(v)
+        elif c["title"] in hit:
+            c[CARD_FIELD[kind]] = 1 if kind == "archive" else v
         out.append(c)
     return out
 
@@ -139,12 +133,9 @@ def make_rule(rng: random.Random, board: int, n_conds: int, effects: list[str], 
     for kind in rng.sample(pool, len(pool)):
         if len(conds) == n_conds or GROUP[kind] in groups:
             continue
-        if kind == "label":
-            v = rng.choice([name for name, _ in LABELS if name != value])
-        elif kind == "assignee":
-            v = rng.choice([m for m in members if m != value])
-        elif kind == "priority":
-            v = rng.choice([p for p in PRIORITIES if p != value])
+        if kind in ("label", "assignee", "priority"):  # any but the value the effect sets
+            pool = {"label": [name for name, _ in LABELS], "assignee": members, "priority": PRIORITIES}[kind]
+            v = rng.choice([x for x in pool if x != value])
         elif kind == "due_before":
             v = day(rng.randint(18, SPAN - 14))
         elif kind == "due_after":
@@ -273,11 +264,8 @@ def attempt(rng: random.Random, level: int) -> tuple | None:
 
 
 def build(rng: random.Random, level: int) -> Draft:
-    for _ in range(200):
-        made = attempt(rng, level)
-        if made:
-            break
-    else:
+    made = next(filter(None, (attempt(rng, level) for _ in range(200))), None)
+    if made is None:
         raise RuntimeError("kanban_bulk: no consistent board after 200 attempts")
     boards, members, rules, cards, designated = made
     rng.shuffle(cards)
@@ -315,28 +303,20 @@ def build(rng: random.Random, level: int) -> Draft:
         kind, v = rule["effect"]
         sentences.append(f'On the "{board}" board, {rule_text(rule)}.')
         hit = sorted(want, key=lambda t: card_id[t])
+        done = {"move": f"moved to {v}", "assign": f"assigned to {v}", "archive": "archived",
+                "priority": f"has priority {v}", "add_label": f"has the label {v}",
+                "remove_label": f"no longer has the label {v}"}[kind]
         for title in hit:
-            cid = card_id[title]
-            exp: dict
-            if kind == "move":
-                exp = {"table": "cards", "key": {"id": cid}, "values": {"column_id": col_id[(rule["board"], v)]},
-                       "also": ["position"], "what": f'"{title}" ({board}) moved to {v}'}
-            elif kind == "assign":
-                exp = {"table": "cards", "key": {"id": cid}, "values": {"assignee_id": member_id[v]},
-                       "what": f'"{title}" ({board}) assigned to {v}'}
-            elif kind == "archive":
-                exp = {"table": "cards", "key": {"id": cid}, "values": {"archived": 1},
-                       "what": f'"{title}" ({board}) archived'}
-            elif kind == "priority":
-                exp = {"table": "cards", "key": {"id": cid}, "values": {"priority": v},
-                       "what": f'"{title}" ({board}) has priority {v}'}
-            elif kind == "add_label":
-                exp = {"table": "card_labels", "insert": {"card_id": cid, "label_id": label_id[v]}, "count": 1,
-                       "what": f'"{title}" ({board}) has the label {v}'}
-            else:
-                exp = {"table": "card_labels", "deleted": {"card_id": cid, "label_id": label_id[v]},
-                       "what": f'"{title}" ({board}) no longer has the label {v}'}
-            expect.append(exp)
+            cid, what = card_id[title], f'"{title}" ({board}) {done}'
+            if kind in ("add_label", "remove_label"):
+                link = {"card_id": cid, "label_id": label_id[v]}
+                expect.append({"table": "card_labels", "what": what, **(
+                    {"insert": link, "count": 1} if kind == "add_label" else {"deleted": link})})
+                continue
+            value = (col_id[(rule["board"], v)] if kind == "move" else member_id[v] if kind == "assign"
+                     else 1 if kind == "archive" else v)
+            expect.append({"table": "cards", "key": {"id": cid}, "values": {ROW_FIELD[kind]: value}, "what": what,
+                           **({"also": ["position"]} if kind == "move" else {})})
         plan.append({"board": board, "action": kind, "value": v, "cards": hit})
 
     n = len(expect)

@@ -20,11 +20,9 @@ import random
 from typing import Any
 
 from .base import Draft
-from .shop_checkout import (CATEGORIES, COLOURED, Catalogue, money, price_in, rows_of, shipping_of,
+from .shop_checkout import (CATEGORIES, COLOURED, MODEL, Catalogue, money, price_in, rows_of, shipping_of,
                             today_of)
 
-REASONS = [("damaged", "Arrived damaged"), ("wrong_item", "Wrong item sent"), ("not_as_described", "Not as described"),
-           ("no_longer_needed", "No longer needed"), ("too_late", "Arrived too late")]
 CATEGORY_SIZE = {0: 8, 1: 16, 2: 27, 3: 38, 4: 34, 5: 48}
 N_TARGETS = {0: 2, 1: 2, 2: 3, 3: 4, 4: 3, 5: 5}
 N_ORDERS = {0: 4, 1: 13, 2: 22, 3: 32, 4: 24, 5: 36}
@@ -110,7 +108,7 @@ def order_history(rng: random.Random, products: list[dict], wanted: list[tuple[d
         if level >= 2:  # the same product in two other orders, so the date must tell them apart
             for other in rng.sample([x for x in orders if x not in chosen], 2):
                 bags[other["id"]].append(product)
-        targets.append({"order": o, "product": product, "reason": rng.choice(REASONS)})
+        targets.append({"order": o, "product": product, "reason": rng.choice(MODEL.REASONS)})
     items: list[dict] = []
     for o in orders:
         bag = bags[o["id"]]
@@ -132,7 +130,7 @@ def order_history(rng: random.Random, products: list[dict], wanted: list[tuple[d
     for o in rng.sample(spare, min(2, len(spare))):
         item = next(i for i in items if i["order_id"] == o["id"])
         returns.append({"id": len(returns) + 1, "order_id": o["id"], "order_item_id": item["id"],
-                        "reason": rng.choice(REASONS)[0], "status": "requested"})
+                        "reason": rng.choice(MODEL.REASONS)[0], "status": "requested"})
     return orders, items, returns, targets
 
 

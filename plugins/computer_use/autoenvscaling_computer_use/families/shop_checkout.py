@@ -47,10 +47,8 @@ COUPON_BIG = ["BIG20", "TREK25", "SUMMER20", "GEAR15", "OUTDOOR25"]  # the numbe
 COUPON_SMALL = ["SAVE10", "WELCOME5", "THANKS10", "HELLO5", "FRIEND10"]
 COUPON_RARE = ["VIP30", "MEMBER30", "GOLD35"]
 SIZES = {0: 12, 1: 20, 2: 35, 3: 50, 4: 70, 5: 90}
-
-
-def money(cents: int) -> str:
-    return f"${cents / 100:,.2f}"
+MODEL = app_module("_shop_model")  # the shop's own money arithmetic and return reasons
+money = MODEL.money
 
 
 def percent_of(code: str) -> int:
@@ -251,7 +249,6 @@ def check_list(items: list[dict], products: list[dict]) -> None:
 
 
 def build(rng: random.Random, level: int) -> Draft:
-    shop = app_module("shop")
     cat = Catalogue(rng)
     n_items = {0: 1, 1: 2, 2: 2, 3: 3, 4: 3, 5: 4}[level]
     n_budget = 1 if level >= 4 else 0
@@ -297,7 +294,7 @@ def build(rng: random.Random, level: int) -> Draft:
     for i, c in enumerate(coupons, 1):
         c["id"] = i
     code, pct = (big, big_pct) if big_ok else (small, small_pct)
-    discount = shop.discount_of(subtotal, pct)
+    discount = MODEL.discount_of(subtotal, pct)
 
     ship, old = shipping_of(rng), shipping_of(rng)
     old["customer_name"] = ship["customer_name"]

@@ -286,24 +286,22 @@ def client(argv: list[str]) -> int:
         if not isinstance(payload, dict):
             print("error: --json needs one JSON object", file=sys.stderr)
             return 2
-        reply = request(payload)
-        print(reply.get("text", ""))
-        return 0 if reply.get("ok") else 1
-    shot = ""
-    if "--screenshot" in argv:
-        i = argv.index("--screenshot")
-        if i + 1 >= len(argv):
-            print("error: --screenshot needs a path", file=sys.stderr)
+    else:
+        shot = ""
+        if "--screenshot" in argv:
+            i = argv.index("--screenshot")
+            if i + 1 >= len(argv):
+                print("error: --screenshot needs a path", file=sys.stderr)
+                return 2
+            shot = argv[i + 1]
+            argv = argv[:i] + argv[i + 2:]
+        if not argv or argv[0] not in ACTIONS + ("status",):
+            print(USAGE, file=sys.stderr)
             return 2
-        shot = argv[i + 1]
-        argv = argv[:i] + argv[i + 2:]
-    if not argv or argv[0] not in ACTIONS + ("status",):
-        print(USAGE, file=sys.stderr)
-        return 2
-    payload = {"action": argv[0], "target": argv[1] if len(argv) > 1 else "",
-               "text": " ".join(argv[2:]) if len(argv) > 2 else "", "screenshot": shot}
-    if argv[0] == "press" and len(argv) == 2:
-        payload = {**payload, "target": "", "text": argv[1]}
+        payload = {"action": argv[0], "target": argv[1] if len(argv) > 1 else "",
+                   "text": " ".join(argv[2:]) if len(argv) > 2 else "", "screenshot": shot}
+        if argv[0] == "press" and len(argv) == 2:
+            payload = {**payload, "target": "", "text": argv[1]}
     reply = request(payload)
     print(reply.get("text", ""))
     return 0 if reply.get("ok") else 1

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import functools
 import hashlib
 import hmac
 import html
@@ -148,6 +149,16 @@ def field(name: str, label: str, value: object = "", *, kind: str = "text", requ
     return f'<label for="{ident}">{esc(label)}</label>{control}'
 
 
+def grid(head: list[str], body: str) -> str:
+    """A table: a header row of the column titles ``head`` over ``body`` (its rows, HTML)."""
+    return f"<table><thead><tr>{''.join(f'<th>{h}</th>' for h in head)}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def facts(rows: list[tuple[str, object]]) -> str:
+    """A table of one header cell and one value (HTML) per row."""
+    return "<table>" + "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows) + "</table>"
+
+
 def hidden(name: str, value: object) -> str:
     return f'<input type="hidden" name="{esc(name)}" value="{esc(value)}">'
 
@@ -191,6 +202,14 @@ class Request:
         pages = max(1, -(-total // per_page))
         page_no = min(max(1, self.int_arg("page", 1)), pages)
         return page_no, pages, (page_no - 1) * per_page
+
+    def paged(self, count_sql: str, rows_sql: str, params: list | tuple = ()) -> tuple[int, int, int, list]:
+        """(rows in all, the page asked for, pages, that page's rows) of a list ``PER_PAGE`` rows to a page:
+        ``count_sql`` counts its rows and ``rows_sql`` (without LIMIT) selects them, both with ``params``."""
+        total = self.db.execute(count_sql, params).fetchone()[0]
+        page_no, pages, offset = self.page_of(total)
+        rows = self.db.execute(f"{rows_sql} LIMIT ? OFFSET ?", [*params, PER_PAGE, offset]).fetchall()
+        return total, page_no, pages, rows
 
 
 class Response:
@@ -237,12 +256,8 @@ def route(method: str, pattern: str) -> Callable[[Method], Method]:
     return mark
 
 
-def get(pattern: str) -> Callable[[Method], Method]:
-    return route("GET", pattern)
-
-
-def post(pattern: str) -> Callable[[Method], Method]:
-    return route("POST", pattern)
+get = functools.partial(route, "GET")  # @get(pattern): the handler of GET requests to pattern
+post = functools.partial(route, "POST")
 
 
 class App:
@@ -265,11 +280,8 @@ class App:
                 table.append((method, pattern, getattr(self, name)))
         return table
 
-    def render(self, title: str, body: str, *, flash: str = "", errors: list[str] | None = None) -> str:
-        return page(title, body, app_title=self.title, nav=self.nav, flash=flash, errors=errors)
-
     def ok(self, title: str, body: str, *, status: int = 200, flash: str = "", errors: list[str] | None = None) -> Response:
-        return Response(self.render(title, body, flash=flash, errors=errors), status)
+        return Response(page(title, body, app_title=self.title, nav=self.nav, flash=flash, errors=errors), status)
 
     def confirm(self, title: str, action: str, message: str, button: str) -> Response:
         """The page that asks before a step that cannot be undone: ``message`` (HTML) and the button

@@ -59,10 +59,6 @@ def request(path: str, payload: dict, timeout: float = 30) -> dict:
     return json.loads(data)
 
 
-def ask(key: str, op: str, path: str = SOCKET) -> dict:
-    return request(path, {"key": key, "op": op})
-
-
 def norm(value: object) -> object:
     if isinstance(value, bool):
         return int(value)
@@ -206,7 +202,7 @@ def main() -> int:
     with open(os.path.join(TESTS, "state.key")) as fh:
         key = fh.read().strip()
     try:
-        state = ask(key, "state")
+        state = request(SOCKET, {"key": key, "op": "state"})
     except (OSError, ValueError) as exc:
         state = {"error": f"the app's state interface did not answer ({type(exc).__name__}: {exc})"}
     if not isinstance(state, dict) or ("error" not in state and not isinstance(state.get("tables"), dict)):

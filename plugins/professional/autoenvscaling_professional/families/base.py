@@ -21,9 +21,11 @@ Every family has three parts that must agree, all named after the family:
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
+import zipfile
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from autoenvscaling.api import grow, label_of
 
@@ -70,3 +72,25 @@ def csv_bytes(header: list[str], rows: Iterable[list[Any]], *, lineterminator: s
     writer.writerow(header)
     writer.writerows(rows)
     return buf.getvalue().encode()
+
+
+def dated_zip(data: bytes, when: dt.datetime, edit: Callable[[str, bytes], bytes] = lambda name, body: body) -> bytes:
+    """The package ``data`` re-zipped with every entry dated ``when`` and its body passed through
+    ``edit(name, body)``: openpyxl and python-docx date the entries with the clock."""
+    src, out = zipfile.ZipFile(io.BytesIO(data)), io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for name in src.namelist():
+            dst.writestr(zipfile.ZipInfo(name, when.timetuple()[:6]), edit(name, src.read(name)), zipfile.ZIP_DEFLATED)
+    return out.getvalue()
+
+
+def xlsx_bytes(wb, stamp: dt.datetime) -> bytes:
+    """The workbook's bytes, the same on every run: ``wb.save`` would stamp the current time into
+    docProps/core.xml and into every zip entry, so write with ``stamp`` instead."""
+    from openpyxl.writer.excel import ExcelWriter
+
+    wb.properties.created = wb.properties.modified = stamp
+    raw = io.BytesIO()
+    with zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as archive:
+        ExcelWriter(wb, archive).save()
+    return dated_zip(raw.getvalue(), stamp)

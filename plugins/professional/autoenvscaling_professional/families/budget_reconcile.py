@@ -22,8 +22,7 @@ import datetime as dt
 import random
 
 from . import content
-from .base import Draft, csv_bytes, grow
-from .summary_formulas import xlsx_bytes
+from .base import Draft, csv_bytes, grow, xlsx_bytes
 
 MERCHANTS = {
     "Rent": ["Stonegate Property Mgmt", "Harbor Lettings"],
@@ -136,8 +135,7 @@ def _exports(level: int, txs: list[dict], start: dt.date) -> dict[str, bytes]:
               f"{t['amount']:.2f}" if t["amount"] > 0 else ""] + ([t["category"]] if cat else []) for t in card])
     savings = [t for t in txs if t["account"] == "savings"]
     if savings:
-        files["bank_savings.csv"] = csv_bytes(["Date", "Description", "Amount"],
-                                         [[t["date"].isoformat(), t["description"], f"{t['amount']:.2f}"] for t in savings])
+        files["bank_savings.csv"] = chk(savings)  # level 4+: no category column, like the other exports
     return files
 
 

@@ -134,6 +134,12 @@ def month_name(month: int) -> str:
     return MONTHS[month - 1]
 
 
+def long_date(d: dt.date, style: str = "dmy") -> str:
+    """The date written out: 4 March 2025 ("dmy") or March 4, 2025 ("mdy")."""
+    month = month_name(d.month)
+    return f"{d.day} {month} {d.year}" if style == "dmy" else f"{month} {d.day}, {d.year}"
+
+
 def fmt_money(value: float, symbol: str = "$") -> str:
     sign = "-" if value < 0 else ""
     return f"{sign}{symbol}{abs(value):,.2f}"

@@ -44,10 +44,7 @@ def _workbook(rng: random.Random, level: int, sheet: str, other: str | None) -> 
         for col in money_cols:
             record[col] = content.money(rng, *RANGES[col])
         ws.append([record[h] for h in header])
-    for row in ws.iter_rows(min_row=2):
-        for cell in row:
-            if isinstance(cell.value, dt.datetime):
-                cell.number_format = "m/d/yy"
+        ws.cell(ws.max_row, header.index("Date") + 1).number_format = "m/d/yy"
     if other:
         ws2 = wb.create_sheet(other)
         ws2.append(["Item", "Note"])

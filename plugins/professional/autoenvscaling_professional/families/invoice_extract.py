@@ -60,7 +60,7 @@ def _fmt_date(day: dt.date, template: str) -> str:
     if template == "classic":
         return day.isoformat()
     if template == "modern":
-        return f"{content.month_name(day.month)} {day.day}, {day.year}"
+        return content.long_date(day, "mdy")
     return day.strftime("%d/%m/%Y")
 
 

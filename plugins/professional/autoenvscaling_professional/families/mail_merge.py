@@ -23,10 +23,9 @@ from __future__ import annotations
 import datetime as dt
 import io
 import random
-import zipfile
 
 from . import content
-from .base import Draft, csv_bytes, grow
+from .base import Draft, csv_bytes, dated_zip, grow
 
 #: canonical field -> (snake_case column, CamelCase column), per kind for the key, amount and date
 COLUMNS = {"first": ("first_name", "FirstName"), "last": ("last_name", "LastName"), "company": ("company", "Company"),
@@ -63,18 +62,13 @@ def _segments(text: str) -> list[list[str]]:
     return out + ([["text", rest]] if rest else [])
 
 
-def _long(d: dt.date, style: str) -> str:
-    month = content.month_name(d.month)
-    return f"{d.day} {month} {d.year}" if style == "dmy" else f"{month} {d.day}, {d.year}"
-
-
 def _template(rng: random.Random, level: int, kind: dict, sender: content.Person, firm: str, today: dt.date) -> list[str]:
     """The letter as paragraphs with canonical {field} slots."""
     main = kind["main"][0] + (kind["main"][1] if level >= 1 else "") + kind["main"][2]
-    return [firm, sender.address, _long(today, "dmy"), "{first} {last}", "{company}", "{street}", "{city} {postcode}",
-            f"{kind['key_label']}: {{key}}", kind["subject"], rng.choice(["Dear {first},", "Dear {first} {last},"]),
-            main, *rng.sample(kind["body"], 2 if level < 2 else 3), rng.choice(["Kind regards,", "Yours sincerely,"]),
-            sender.name, f"{kind['signer']}, {firm}"]
+    return [firm, sender.address, content.long_date(today), "{first} {last}", "{company}", "{street}",
+            "{city} {postcode}", f"{kind['key_label']}: {{key}}", kind["subject"],
+            rng.choice(["Dear {first},", "Dear {first} {last},"]), main, *rng.sample(kind["body"], 2 if level < 2 else 3),
+            rng.choice(["Kind regards,", "Yours sincerely,"]), sender.name, f"{kind['signer']}, {firm}"]
 
 
 def _column(field: str, kind: dict, camel: bool) -> str:
@@ -114,16 +108,7 @@ def _docx(rng: random.Random, level: int, paragraphs: list[list[list[str]]], kin
     doc.core_properties.last_modified_by = doc.core_properties.author = "Office"
     buf = io.BytesIO()
     doc.save(buf)
-    return _fixed_zip(buf.getvalue(), stamp)
-
-
-def _fixed_zip(data: bytes, stamp: dt.datetime) -> bytes:
-    """The package re-zipped with every entry dated ``stamp``: python-docx dates entries with the clock."""
-    src, out = zipfile.ZipFile(io.BytesIO(data)), io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
-        for info in src.infolist():
-            dst.writestr(zipfile.ZipInfo(info.filename, stamp.timetuple()[:6]), src.read(info), zipfile.ZIP_DEFLATED)
-    return out.getvalue()
+    return dated_zip(buf.getvalue(), stamp)
 
 
 def build(rng: random.Random, level: int) -> Draft:
@@ -159,7 +144,7 @@ def build(rng: random.Random, level: int) -> Draft:
         key = f"{kind['prefix']}-{keys[i]}"
         values = {"key": key, "first": person.first, "last": person.last, "company": person.company,
                   "street": person.street, "city": person.city, "postcode": person.postcode,
-                  "money": f"${amount:,.2f}", "date": _long(when, date_style)}
+                  "money": f"${amount:,.2f}", "date": content.long_date(when, date_style)}
         raw = {**values, "money": f"{amount:.2f}".rstrip("0").rstrip("."), "date": when.isoformat(),
                "email": person.email, "phone": person.phone, "status": status}
         rows.append(raw)
@@ -208,7 +193,7 @@ def build(rng: random.Random, level: int) -> Draft:
         f"Write {money_col} as dollars with a thousands separator and two decimals, e.g. $1,234.50.",
     ]
     if level >= 1:
-        asks.append(f"Write {date_col} in full, like {_long(dt.date(2025, 3, 4), date_style)}.")
+        asks.append(f"Write {date_col} in full, like {content.long_date(dt.date(2025, 3, 4), date_style)}.")
     if filt:
         asks.append(filt)
     instruction = (f"{intro} recipients.csv is the list and {tpl} is the approved letter; its placeholders name "

@@ -34,7 +34,6 @@ from .base import Draft, csv_bytes, grow
 REGIONS = ("North", "South", "East", "West", "Central", "Coastal", "Mountain", "Metro")
 ROLES = ("Finance Director", "Head of Operations", "Sales Lead", "HR Manager", "Controller",
          "Marketing Manager", "Office Manager", "Financial Analyst", "Procurement Lead")
-DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 TOPICS = ("Budget vs actuals", "Suppliers and contracts", "Team and hiring", "Travel and events",
           "Office and facilities", "Any other business")
 FILLER = ("Went through the figures line by line; no questions on the larger items.",
@@ -110,11 +109,7 @@ def _people(rng: random.Random, n: int) -> list[tuple[content.Person, str]]:
 
 
 def _day(d: dt.date) -> str:
-    return f"{DAYS[d.weekday()]} {d.day} {content.month_name(d.month)}"
-
-
-def _long(d: dt.date) -> str:
-    return f"{d.day} {content.month_name(d.month)} {d.year}"
+    return f"{d:%a} {d.day} {content.month_name(d.month)}"
 
 
 def _reference(rng: random.Random, groups: list[str], actual: dict[str, float], *, bad_above: bool,
@@ -212,7 +207,7 @@ def _sales(rng: random.Random, level: int, n: int) -> dict:
 def _notes(rng, level, data, people, decisions, parked, actions, meeting) -> str:
     *people, (absent, _) = people
     attendees = ", ".join(f"{p.name} ({role})" for p, role in people)
-    lines = [f"# {data['title']} — {_long(meeting)}", ""]
+    lines = [f"# {data['title']} — {content.long_date(meeting)}", ""]
     if level < 2:
         lines += [f"Attendees: {attendees}", f"Minutes: {people[0][0].name}", "", "## Discussion",
                   *(f"- {f}" for f in rng.sample(FILLER, 2)), "", "## Decisions", *(f"- {d['text']}." for d in decisions),
@@ -286,7 +281,7 @@ def build(rng: random.Random, level: int) -> Draft:
     intro = rng.choice([
         f"Can you turn the {data['title'].lower()} into a proper memo?",
         f"I need the write-up of the {data['title'].lower()} to go out today.",
-        f"Please write the memo for the {data['title'].lower()} we held on {_long(meeting)}.",
+        f"Please write the memo for the {data['title'].lower()} we held on {content.long_date(meeting)}.",
     ])
     text = [f"{intro} Use {data['data']} for the numbers and meeting_notes.md for what was said, and save the memo "
             "as memo.docx in /app.", "",
@@ -300,7 +295,8 @@ def build(rng: random.Random, level: int) -> Draft:
     if header is not None:  # level 3 and up
         rules.append(f"Leave out {data['exclude']}: they do not count.")
         rules.append(f"Start the memo with a header block before the first heading, one line each: To: {header['to']} / "
-                     f"From: {header['from']} / Date: {_long(dt.date.fromisoformat(header['date']))} / Subject: {header['subject']}.")
+                     f"From: {header['from']} / Date: {content.long_date(dt.date.fromisoformat(header['date']))} / "
+                     f"Subject: {header['subject']}.")
         rules.append("The notes give action owners by first name; write their full names (see the attendee list).")
     if rules:
         text += ["", *(f"- {r}" for r in rules)]

@@ -118,12 +118,9 @@ def _ics(person, events, stamp) -> bytes:
         ev.add("summary", item["summary"])
         ev.add("dtstart", item["start"])
         ev.add("dtend", item["end"])
-        if item.get("status"):
-            ev.add("status", item["status"])
-        if item.get("rrule"):
-            ev.add("rrule", item["rrule"])
-        if item.get("exdate"):
-            ev.add("exdate", item["exdate"])
+        for key in ("status", "rrule", "exdate"):
+            if item.get(key):
+                ev.add(key, item[key])
         cal.add_component(ev)
     return cal.to_ical()
 

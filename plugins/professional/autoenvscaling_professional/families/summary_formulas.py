@@ -19,13 +19,11 @@ last order.
 from __future__ import annotations
 
 import datetime as dt
-import io
 import random
-import zipfile
 from typing import Any
 
 from . import content
-from .base import Draft, grow
+from .base import Draft, grow, xlsx_bytes
 
 DATA_HEADER = ["Order ID", "Date", "Region", "Rep", "Product", "Units", "Unit Price", "Amount"]
 #: header choices of the summary's metric columns, by metric
@@ -100,21 +98,6 @@ def _workbook(rng: random.Random, records: list[dict], sheet: str, title: str | 
     return xlsx_bytes(wb, dt.datetime(2024, 1, 1) + dt.timedelta(minutes=rng.randrange(60 * 24 * 700)))
 
 
-def xlsx_bytes(wb, stamp: dt.datetime) -> bytes:
-    """The workbook's bytes, the same on every run: ``wb.save`` would stamp the current time into
-    docProps/core.xml and into every zip entry, so write with ``stamp`` instead."""
-    from openpyxl.writer.excel import ExcelWriter
-
-    wb.properties.created = wb.properties.modified = stamp
-    raw, out = io.BytesIO(), io.BytesIO()
-    with zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as archive:
-        ExcelWriter(wb, archive).save()
-    with zipfile.ZipFile(raw) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
-        for info in src.infolist():
-            dst.writestr(zipfile.ZipInfo(info.filename, stamp.timetuple()[:6]), src.read(info), zipfile.ZIP_DEFLATED)
-    return out.getvalue()
-
-
 def _figures(rng: random.Random, level: int, records: list[dict], year: int, month: int) -> list[dict]:
     """The key figures below the table, each with its label and the sentence that defines it."""
     out: list[dict[str, Any]] = []
@@ -178,8 +161,7 @@ def build(rng: random.Random, level: int) -> Draft:
              f"- Below it, one row per {main['key'].lower()} that appears in the {main['key']} column of the data "
              f"(any order), with the {main['key'].lower()} in column A written exactly as in the data.",
              f"- Right after those rows, a row labelled \"{total_label}\" in column A."]
-    for head, metric in main["columns"]:
-        lines.append(f"- {head}: " + METRIC_TEXT[metric].format(key=main["key"].lower()) + ".")
+    lines += [f"- {head}: " + METRIC_TEXT[metric].format(key=main["key"].lower()) + "." for head, metric in main["columns"]]
     lines.append(f"- In the \"{total_label}\" row: " + "; ".join(
         f"{head} = {TOTAL_TEXT[m]}" for head, m in main["total"]["columns"]) + "."
         + (" Its other cells may stay empty." if len(main["total"]["columns"]) < len(main["columns"]) else ""))

@@ -50,13 +50,7 @@ def _text_of(data: bytes) -> str:
 
 
 def _numbers(text: str) -> list[float]:
-    out = []
-    for token in re.findall(r"-?\d[\d,]*(?:\.\d+)?", text):
-        try:
-            out.append(float(token.replace(",", "")))
-        except ValueError:
-            continue
-    return out
+    return [float(token.replace(",", "")) for token in re.findall(r"-?\d[\d,]*(?:\.\d+)?", text)]
 
 
 def _opens(file: str, kind: str) -> bool:

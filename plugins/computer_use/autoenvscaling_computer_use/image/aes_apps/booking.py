@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime
 import re
 
-from webapp import PER_PAGE, App, Request, Response, esc, field, found, get, not_found, pager, post, redirect
+from webapp import App, Request, Response, esc, facts, field, found, get, grid, not_found, pager, post, redirect
 
 OPEN, CLOSE, STEP = 8 * 60, 19 * 60, 30
 EQUIPMENT = ["projector", "whiteboard", "video"]
@@ -217,10 +217,9 @@ class Booking(App):
             where.append("building = ?")
             params.append(building)
         clause = " AND ".join(where)
-        total = r.db.execute(f"SELECT COUNT(*) FROM rooms WHERE {clause}", params).fetchone()[0]
-        page_no, pages, offset = r.page_of(total)
-        found = r.db.execute(f"SELECT * FROM rooms WHERE {clause} ORDER BY building, floor, name LIMIT ? OFFSET ?",
-                             [*params, PER_PAGE, offset]).fetchall()
+        total, page_no, pages, found = r.paged(f"SELECT COUNT(*) FROM rooms WHERE {clause}",
+                                               f"SELECT * FROM rooms WHERE {clause} ORDER BY building, floor, name",
+                                               params)
         buildings = [row[0] for row in r.db.execute("SELECT DISTINCT building FROM rooms ORDER BY building")]
         filters = ('<form class="card" method="get" action="/rooms" role="search">'
                    + field("capacity", "Seats at least", capacity or "", kind="number")
@@ -232,8 +231,8 @@ class Booking(App):
         body = "".join(f'<tr><td><a href="/rooms/{x["id"]}">{esc(x["name"])}</a></td><td>{esc(x["building"])}</td>'
                        f'<td>{x["floor"]}</td><td>{x["capacity"]}</td><td>{esc(x["equipment"]) or "-"}</td></tr>'
                        for x in found)
-        table = (f"<p>{total} room{'s' if total != 1 else ''}.</p><table><thead><tr><th>Room</th><th>Building</th>"
-                 f"<th>Floor</th><th>Seats</th><th>Equipment</th></tr></thead><tbody>{body}</tbody></table>"
+        table = (f"<p>{total} room{'s' if total != 1 else ''}.</p>"
+                 + grid(["Room", "Building", "Floor", "Seats", "Equipment"], body)
                  if found else "<p>No rooms match.</p>")
         kept = {k: v for k, v in {"capacity": str(capacity) if capacity else "", "equipment": equipment,
                                   "building": building}.items() if v}
@@ -242,9 +241,8 @@ class Booking(App):
     @get(r"/rooms/(\d+)")
     def room(self, r: Request) -> Response:
         room = found(self._room(r, int(r.match.group(1))), "room")
-        info = (f"<table><tr><th>Building</th><td>{esc(room['building'])}</td></tr><tr><th>Floor</th>"
-                f"<td>{room['floor']}</td></tr><tr><th>Seats</th><td>{room['capacity']}</td></tr>"
-                f"<tr><th>Equipment</th><td>{esc(room['equipment']) or 'none'}</td></tr></table>")
+        info = facts([("Building", esc(room["building"])), ("Floor", room["floor"]), ("Seats", room["capacity"]),
+                      ("Equipment", esc(room["equipment"]) or "none")])
         week = []
         for d in self._days(r):
             items = r.db.execute("SELECT * FROM bookings WHERE room_id = ? AND date = ? ORDER BY start_time",
@@ -280,19 +278,17 @@ class Booking(App):
     def bookings(self, r: Request) -> Response:
         q = r.arg("organiser")
         where, params = ("WHERE b.organiser LIKE ?", [f"%{q}%"]) if q else ("", [])
-        total = r.db.execute(f"SELECT COUNT(*) FROM bookings b {where}", params).fetchone()[0]
-        page_no, pages, offset = r.page_of(total)
-        found = r.db.execute(f"SELECT b.*, r.name AS room FROM bookings b JOIN rooms r ON r.id = b.room_id {where} "
-                             "ORDER BY b.date, b.start_time, r.name LIMIT ? OFFSET ?",
-                             [*params, PER_PAGE, offset]).fetchall()
+        total, page_no, pages, found = r.paged(
+            f"SELECT COUNT(*) FROM bookings b {where}", f"SELECT b.*, r.name AS room FROM bookings b JOIN rooms r "
+            f"ON r.id = b.room_id {where} ORDER BY b.date, b.start_time, r.name", params)
         search = (f'<form class="card" method="get" action="/bookings" role="search">'
                   f'{field("organiser", "Organiser", q)}<button type="submit">Search</button></form>')
         body = "".join(f'<tr><td>{esc(day_label(b["date"]))}</td><td>{b["start_time"]}-{b["end_time"]}</td>'
                        f'<td><a href="/bookings/{b["id"]}">{esc(b["title"])}</a></td><td>{esc(b["room"])}</td>'
                        f'<td>{esc(b["organiser"])}</td><td>{b["attendees"]}</td></tr>' for b in found)
         table = (f"<p>{total} booking{'s' if total != 1 else ''}{' by ' + esc(repr(q)) if q else ''}.</p>"
-                 "<table><thead><tr><th>Date</th><th>Time</th><th>Title</th><th>Room</th><th>Organiser</th>"
-                 f"<th>Attendees</th></tr></thead><tbody>{body}</tbody></table>" if found else "<p>No bookings found.</p>")
+                 + grid(["Date", "Time", "Title", "Room", "Organiser", "Attendees"], body)
+                 if found else "<p>No bookings found.</p>")
         return self.ok("Bookings", search + table + pager("/bookings", page_no, pages, {"organiser": q} if q else None))
 
     @get(r"/bookings/(\d+)")
@@ -302,11 +298,10 @@ class Booking(App):
                          f'floor {b["floor"]})'),
                 ("Date", esc(day_label(b["date"]))), ("Time", f'{b["start_time"]}-{b["end_time"]}'),
                 ("Organiser", esc(b["organiser"])), ("Attendees", str(b["attendees"]))]
-        table = "<table>" + "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows) + "</table>"
         links = (f'<p><a href="/bookings/{b["id"]}/edit">Edit booking</a> · <a href="/bookings/{b["id"]}/cancel">'
                  f'Cancel booking</a> · <a href="/days/{b["date"]}">Day view</a></p>')
         flash = {"booked": "Room booked.", "saved": "Changes saved."}.get(r.query.get("done", ""), "")
-        return self.ok(b["title"], table + links, flash=flash)
+        return self.ok(b["title"], facts(rows) + links, flash=flash)
 
     @get(r"/bookings/(\d+)/edit")
     def edit_form(self, r: Request) -> Response:

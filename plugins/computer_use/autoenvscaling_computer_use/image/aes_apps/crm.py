@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from webapp import PER_PAGE, App, Request, Response, esc, field, found, get, pager, post, redirect
+from webapp import App, Request, Response, esc, facts, field, found, get, grid, pager, post, redirect
 
 STATUSES = ["lead", "active", "customer", "inactive"]
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[a-z]{2,}$", re.I)
@@ -53,17 +53,14 @@ class Crm(App):
         if q:
             where = "WHERE name LIKE ? OR company LIKE ? OR email LIKE ? OR city LIKE ?"
             params = [f"%{q}%"] * 4
-        total = r.db.execute(f"SELECT COUNT(*) FROM contacts {where}", params).fetchone()[0]
-        page_no, pages, offset = r.page_of(total)
-        rows = r.db.execute(f"SELECT * FROM contacts {where} ORDER BY name, id LIMIT ? OFFSET ?",
-                            [*params, PER_PAGE, offset]).fetchall()
+        total, page_no, pages, rows = r.paged(f"SELECT COUNT(*) FROM contacts {where}",
+                                              f"SELECT * FROM contacts {where} ORDER BY name, id", params)
         search = (f'<form class="card" method="get" action="/contacts" role="search">'
                   f'{field("q", "Search contacts", q)}<button type="submit">Search</button></form>')
         body = "".join(f'<tr><td><a href="/contacts/{c["id"]}">{esc(c["name"])}</a></td><td>{esc(c["company"])}</td>'
                        f'<td>{esc(c["email"])}</td><td>{esc(c["city"])}</td><td>{esc(c["status"])}</td></tr>' for c in rows)
         table = (f"<p>{total} contact{'s' if total != 1 else ''}{' matching ' + esc(repr(q)) if q else ''}.</p>"
-                 f"<table><thead><tr><th>Name</th><th>Company</th><th>Email</th><th>City</th><th>Status</th></tr></thead>"
-                 f"<tbody>{body}</tbody></table>" if rows else "<p>No contacts found.</p>")
+                 + grid(["Name", "Company", "Email", "City", "Status"], body) if rows else "<p>No contacts found.</p>")
         flash = {"created": "Contact created.", "deleted": "Contact deleted."}.get(r.query.get("done", ""), "")
         return self.ok("Contacts", search + table + pager("/contacts", page_no, pages, {"q": q} if q else None), flash=flash)
 
@@ -73,11 +70,10 @@ class Crm(App):
     @get(r"/contacts/(\d+)")
     def show(self, r: Request) -> Response:
         c = self._contact(r)
-        rows = "".join(f"<tr><th>{k.title()}</th><td>{esc(c[k])}</td></tr>" for k in FIELDS[1:])
         links = (f'<p><a href="/contacts/{c["id"]}/edit">Edit contact</a> · '
                  f'<a href="/contacts/{c["id"]}/delete">Delete contact</a> · <a href="/contacts">Back to contacts</a></p>')
         flash = "Changes saved." if r.query.get("saved") else ""
-        return self.ok(c["name"], f"<table>{rows}</table>{links}", flash=flash)
+        return self.ok(c["name"], facts([(k.title(), esc(c[k])) for k in FIELDS[1:]]) + links, flash=flash)
 
     def _form(self, action: str, values: dict, button: str) -> str:
         return (f'<form class="card" method="post" action="{action}">'

@@ -18,7 +18,7 @@ import datetime
 import re
 import urllib.parse
 
-from webapp import PER_PAGE, App, Request, Response, esc, field, found, get, pager, post, redirect
+from webapp import PER_PAGE, App, Request, Response, esc, facts, field, found, get, grid, pager, post, redirect
 
 COL_LIMIT = 8
 PRIORITIES = ["low", "medium", "high", "urgent"]
@@ -177,16 +177,12 @@ class Kanban(App):
 
     @get(r"/boards")
     def boards(self, r: Request) -> Response:
-        total = r.db.execute("SELECT COUNT(*) FROM boards").fetchone()[0]
-        page_no, pages, offset = r.page_of(total)
-        rows = r.db.execute(
+        _, page_no, pages, rows = r.paged("SELECT COUNT(*) FROM boards", (
             "SELECT b.*, (SELECT COUNT(*) FROM cards c JOIN columns col ON col.id = c.column_id "
-            "WHERE col.board_id = b.id AND c.archived = 0) AS open_cards FROM boards b ORDER BY b.name, b.id "
-            "LIMIT ? OFFSET ?", [PER_PAGE, offset]).fetchall()
+            "WHERE col.board_id = b.id AND c.archived = 0) AS open_cards FROM boards b ORDER BY b.name, b.id"))
         body = "".join(f'<tr><td><a href="/boards/{b["id"]}">{esc(b["name"])}</a></td><td>{esc(b["description"])}</td>'
                        f'<td>{b["open_cards"]}</td></tr>' for b in rows)
-        table = (f"<table><thead><tr><th>Board</th><th>Description</th><th>Open cards</th></tr></thead>"
-                 f"<tbody>{body}</tbody></table>" if rows else "<p>No boards yet.</p>")
+        table = grid(["Board", "Description", "Open cards"], body) if rows else "<p>No boards yet.</p>"
         return self.ok("Boards", table + pager("/boards", page_no, pages))
 
     @get(r"/boards/(\d+)")
@@ -219,15 +215,13 @@ class Kanban(App):
 
     def _card_table(self, r: Request, rows, *, with_column: bool = False) -> str:
         labels = self._card_labels(r, [c["id"] for c in rows])
-        head = "<th>Title</th>" + ("<th>Column</th>" if with_column else "") + \
-            "<th>Labels</th><th>Assignee</th><th>Priority</th><th>Due</th>"
         body = "".join(
             f'<tr><td><a href="/cards/{c["id"]}">{esc(c["title"])}</a></td>'
             + (f'<td>{esc(c["column_name"])}</td>' if with_column else "")
             + f'<td>{"".join(label_chip(l["name"], l["color"]) for l in labels[c["id"]])}</td>'
             f'<td>{esc(c["assignee"] or "unassigned")}</td><td>{esc(c["priority"])}</td><td>{esc(c["due"] or "none")}</td></tr>'
             for c in rows)
-        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        return grid(["Title", *(["Column"] if with_column else []), "Labels", "Assignee", "Priority", "Due"], body)
 
     @get(r"/columns/(\d+)")
     def column(self, r: Request) -> Response:
@@ -250,11 +244,10 @@ class Kanban(App):
         b = found(self._board(r, int(r.match.group(1))), "board")
         base = ("FROM cards c JOIN columns col ON col.id = c.column_id LEFT JOIN members m ON m.id = c.assignee_id "
                 "WHERE col.board_id = ? AND c.archived = 1")
-        total = r.db.execute(f"SELECT COUNT(*) {base}", [b["id"]]).fetchone()[0]
-        page_no, pages, offset = r.page_of(total)
-        rows = r.db.execute(f"SELECT c.*, col.name AS column_name, m.name AS assignee {base} "
-                            f"ORDER BY col.position, c.position, c.id LIMIT ? OFFSET ?",
-                            [b["id"], PER_PAGE, offset]).fetchall()
+        total, page_no, pages, rows = r.paged(
+            f"SELECT COUNT(*) {base}",
+            f"SELECT c.*, col.name AS column_name, m.name AS assignee {base} ORDER BY col.position, c.position, c.id",
+            [b["id"]])
         listing = (f"<p>{total} archived card{'s' if total != 1 else ''}. Open a card to restore it.</p>"
                    + self._card_table(r, rows, with_column=True)) if rows else "<p>No archived cards.</p>"
         back = f'<p><a href="/boards/{b["id"]}">Back to the {esc(b["name"])} board</a></p>'
@@ -262,16 +255,20 @@ class Kanban(App):
 
     # -- one card ----------------------------------------------------------------------------------
 
-    def _edit_form(self, r: Request, card, values: dict) -> str:
+    def _card_fields(self, r: Request, values: dict) -> str:
+        """The fields the edit and the new-card forms share."""
         people = [("", "Unassigned")] + [(str(m["id"]), m["name"]) for m in self._members(r)]
+        return (field("title", "Title", values.get("title", ""), required=True)
+                + field("description", "Description", values.get("description", ""), kind="textarea")
+                + field("assignee_id", "Assignee", values.get("assignee_id", ""), kind="select", options=people)
+                + field("priority", "Priority", values.get("priority", "medium"), kind="select",
+                        options=[(p, p.title()) for p in PRIORITIES])
+                + field("due", "Due date", values.get("due", ""), kind="date"))
+
+    def _edit_form(self, r: Request, card, values: dict) -> str:
         columns = [(str(c["id"]), c["name"]) for c in self._columns(r, card["board_id"])]
         return (f'<form class="card" method="post" action="/cards/{card["id"]}" aria-label="Edit card">'
-                f'<h2 style="font-size:16px;margin:0">Edit card</h2>'
-                + field("title", "Title", values["title"], required=True)
-                + field("description", "Description", values["description"], kind="textarea")
-                + field("assignee_id", "Assignee", values["assignee_id"], kind="select", options=people)
-                + field("priority", "Priority", values["priority"], kind="select", options=[(p, p.title()) for p in PRIORITIES])
-                + field("due", "Due date", values["due"], kind="date")
+                f'<h2 style="font-size:16px;margin:0">Edit card</h2>' + self._card_fields(r, values)
                 + field("column_id", "Move to", values["column_id"], kind="select", options=columns)
                 + '<button type="submit">Save card</button></form>')
 
@@ -280,12 +277,11 @@ class Kanban(App):
         b = self._board(r, card["board_id"])
         labels = self._card_labels(r, [card["id"]])[card["id"]]
         assignee = r.db.execute("SELECT name FROM members WHERE id = ?", [card["assignee_id"]]).fetchone()
-        facts = [("Board", esc(b["name"])), ("Column", esc(card["column_name"])),
-                 ("Assignee", esc(assignee["name"] if assignee else "unassigned")), ("Priority", esc(card["priority"])),
-                 ("Due date", esc(card["due"] or "none")),
-                 ("Description", esc(card["description"]) or "<span class=muted>none</span>"),
-                 ("Status", "archived" if card["archived"] else "open")]
-        table = "<table>" + "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in facts) + "</table>"
+        table = facts([("Board", esc(b["name"])), ("Column", esc(card["column_name"])),
+                       ("Assignee", esc(assignee["name"] if assignee else "unassigned")),
+                       ("Priority", esc(card["priority"])), ("Due date", esc(card["due"] or "none")),
+                       ("Description", esc(card["description"]) or "<span class=muted>none</span>"),
+                       ("Status", "archived" if card["archived"] else "open")])
         banner = ('<p role="note" style="background:#fff4d6;border:1px solid #e8c96a;padding:6px 10px">'
                   'This card is archived: it is hidden from the board.</p>') if card["archived"] else ""
         chips = "".join(
@@ -393,15 +389,8 @@ class Kanban(App):
 
     def _new_page(self, r: Request, col, values: dict, *, status: int = 200, errors: list[str] | None = None) -> Response:
         b = self._board(r, col["board_id"])
-        people = [("", "Unassigned")] + [(str(m["id"]), m["name"]) for m in self._members(r)]
         labels = [("", "No label")] + [(str(l["id"]), l["name"]) for l in self._labels(r)]
-        form = (f'<form class="card" method="post" action="/columns/{col["id"]}/new">'
-                + field("title", "Title", values.get("title", ""), required=True)
-                + field("description", "Description", values.get("description", ""), kind="textarea")
-                + field("assignee_id", "Assignee", values.get("assignee_id", ""), kind="select", options=people)
-                + field("priority", "Priority", values.get("priority", "medium"), kind="select",
-                        options=[(p, p.title()) for p in PRIORITIES])
-                + field("due", "Due date", values.get("due", ""), kind="date")
+        form = (f'<form class="card" method="post" action="/columns/{col["id"]}/new">' + self._card_fields(r, values)
                 + field("label_id", "Label", values.get("label_id", ""), kind="select", options=labels)
                 + '<button type="submit">Create card</button></form>')
         back = f'<p><a href="/boards/{b["id"]}">Back to the {esc(b["name"])} board</a></p>'

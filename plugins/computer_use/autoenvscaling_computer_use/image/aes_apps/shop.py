@@ -24,7 +24,7 @@ import json
 import os
 import urllib.parse
 
-from webapp import PER_PAGE, App, Request, Response, esc, field, found, get, hidden, pager, post, redirect
+from webapp import App, Request, Response, esc, facts, field, found, get, grid, hidden, pager, post, redirect
 
 from ._shop_model import SCHEMA  # noqa: F401 - every app module names its schema (render.py seeds from it)
 from ._shop_model import ORDER_BY, POSTCODE, REASONS, SHIPPING, SORTS, discount_of, money, parse_money, stock_text
@@ -74,10 +74,8 @@ class Shop(App):
         if sort not in ORDER_BY:
             sort = "name"
         clause = ("WHERE " + " AND ".join(where)) if where else ""
-        total = r.db.execute(f"SELECT COUNT(*) FROM products {clause}", params).fetchone()[0]
-        page_no, pages, offset = r.page_of(total)
-        rows = r.db.execute(f"SELECT * FROM products {clause} ORDER BY {ORDER_BY[sort]} LIMIT ? OFFSET ?",
-                            [*params, PER_PAGE, offset]).fetchall()
+        total, page_no, pages, rows = r.paged(f"SELECT COUNT(*) FROM products {clause}",
+                                              f"SELECT * FROM products {clause} ORDER BY {ORDER_BY[sort]}", params)
         cats = [c[0] for c in r.db.execute("SELECT DISTINCT category FROM products ORDER BY category")]
         checked = " checked" if in_stock else ""
         filters = ('<form class="card" method="get" action="/products" role="search">'
@@ -92,8 +90,8 @@ class Shop(App):
         body = "".join(f'<tr><td><a href="/products/{p["id"]}">{esc(p["name"])}</a></td><td>{esc(p["sku"])}</td>'
                        f'<td>{esc(p["category"])}</td><td>{money(p["price"])}</td><td>{p["rating"]:.1f} / 5</td>'
                        f'<td>{stock_text(p["stock"])}</td></tr>' for p in rows)
-        table = (f"<p>{total} product{'s' if total != 1 else ''}.</p><table><thead><tr><th>Product</th><th>SKU</th>"
-                 f"<th>Category</th><th>Price</th><th>Rating</th><th>Availability</th></tr></thead><tbody>{body}</tbody></table>"
+        table = (f"<p>{total} product{'s' if total != 1 else ''}.</p>"
+                 + grid(["Product", "SKU", "Category", "Price", "Rating", "Availability"], body)
                  if rows else "<p>No products match.</p>")
         keep = {k: v for k, v in {"category": category, "q": q, "max_price": max_price_text,
                                   "in_stock": "1" if in_stock else "", "sort": sort if sort != "name" else ""}.items() if v}
@@ -105,10 +103,9 @@ class Shop(App):
         return db.execute("SELECT * FROM products WHERE id = ?", [pid]).fetchone()
 
     def _product_page(self, r: Request, p, *, qty: str = "1", status: int = 200, errors=None, flash: str = "") -> Response:
-        info = (f'<table><tr><th>SKU</th><td>{esc(p["sku"])}</td></tr><tr><th>Category</th><td>{esc(p["category"])}</td></tr>'
-                f'<tr><th>Price</th><td>{money(p["price"])}</td></tr><tr><th>Rating</th><td>{p["rating"]:.1f} / 5</td></tr>'
-                f'<tr><th>Availability</th><td>{stock_text(p["stock"])}</td></tr>'
-                f'<tr><th>Description</th><td>{esc(p["description"])}</td></tr></table>')
+        info = facts([("SKU", esc(p["sku"])), ("Category", esc(p["category"])), ("Price", money(p["price"])),
+                      ("Rating", f'{p["rating"]:.1f} / 5'), ("Availability", stock_text(p["stock"])),
+                      ("Description", esc(p["description"]))])
         if p["stock"] > 0:
             buy = (f'<form class="card" method="post" action="/cart/add">{hidden("product_id", p["id"])}'
                    + field("qty", "Quantity", qty, kind="number") + '<button type="submit">Add to cart</button></form>')
@@ -180,8 +177,7 @@ class Shop(App):
             f'<button type="submit">Update</button></form></td><td>{money(x["price"] * x["qty"])}</td>'
             f'<td><form method="post" action="/cart/{x["id"]}/remove"><button type="submit">Remove</button></form></td></tr>'
             for x in lines)
-        table = ("<table><thead><tr><th>Product</th><th>Price</th><th>Quantity</th><th>Line total</th><th></th></tr></thead>"
-                 f"<tbody>{body}</tbody></table>")
+        table = grid(["Product", "Price", "Quantity", "Line total", ""], body)
         summary, *_ = self._summary(r.db, lines, co["coupon"])
         if co["coupon"]:
             coupon = (f'<form class="card" method="post" action="/cart/coupon/remove"><p>Coupon: <strong>{esc(co["coupon"])}</strong></p>'
@@ -192,19 +188,13 @@ class Shop(App):
         return self.ok("Your cart", table + summary + coupon + '<p><a href="/checkout">Proceed to checkout</a></p>',
                        status=status, errors=errors, flash=flash)
 
-    def _qty(self, r: Request) -> int | None:
-        try:
-            return int(r.arg("qty"))
-        except ValueError:
-            return None
-
     @post(r"/cart/add")
     def cart_add(self, r: Request) -> Response:
         p = found(self._product(r.db, r.int_arg("product_id", -1)), "product")
-        qty = self._qty(r)
+        qty = r.int_arg("qty", -1)  # -1: not a whole number
         have = r.db.execute("SELECT * FROM cart_items WHERE product_id = ?", [p["id"]]).fetchone()
         already = have["qty"] if have else 0
-        if qty is None or qty < 1:
+        if qty < 1:
             error = "Quantity must be a whole number of at least 1."
         elif p["stock"] <= 0:
             error = "This product is out of stock."
@@ -227,14 +217,13 @@ class Shop(App):
     @post(r"/cart/(\d+)/update")
     def cart_update(self, r: Request) -> Response:
         line = self._line(r)
-        qty = self._qty(r)
-        if qty is None or qty < 0:
+        qty = r.int_arg("qty", -1)  # -1: not a whole number
+        if qty < 0:
             return self.cart(r, status=422, errors=["Quantity must be a whole number (0 removes the item)."])
         if qty > line["stock"]:
             return self.cart(r, status=422, errors=[f"Only {line['stock']} of {line['name']} left in stock."])
         if qty == 0:
-            r.db.execute("DELETE FROM cart_items WHERE id = ?", [line["id"]])
-            return redirect("/cart?done=removed")
+            return self.cart_remove(r)
         r.db.execute("UPDATE cart_items SET qty = ? WHERE id = ?", [qty, line["id"]])
         return redirect("/cart?done=updated")
 
@@ -314,8 +303,7 @@ class Shop(App):
             return redirect("/checkout")
         body = "".join(f'<tr><td>{esc(x["name"])}</td><td>{esc(x["sku"])}</td><td>{x["qty"]}</td><td>{money(x["price"])}</td>'
                        f'<td>{money(x["price"] * x["qty"])}</td></tr>' for x in lines)
-        items = ("<h2>Items</h2><table><thead><tr><th>Product</th><th>SKU</th><th>Quantity</th><th>Price</th>"
-                 f"<th>Line total</th></tr></thead><tbody>{body}</tbody></table>")
+        items = "<h2>Items</h2>" + grid(["Product", "SKU", "Quantity", "Price", "Line total"], body)
         summary, *_ = self._summary(r.db, lines, co["coupon"])
         ship = (f'<h2>Ship to</h2><p class="card">{esc(co["customer_name"])}<br>{esc(co["address"])}<br>'
                 f'{esc(co["postcode"])} {esc(co["city"])}</p><p><a href="/checkout">Edit shipping details</a> · '
@@ -370,8 +358,8 @@ class Shop(App):
                        f'<td>{money(p["price"])}</td><td>{p["rating"]:.1f} / 5</td><td>{stock_text(p["stock"])}</td>'
                        f'<td><form method="post" action="/wishlist/{p["id"]}/remove"><button type="submit" '
                        f'aria-label="Remove {esc(p["name"])} from wishlist">Remove</button></form></td></tr>' for p in rows)
-        return self.ok("Your wishlist", "<table><thead><tr><th>Product</th><th>SKU</th><th>Price</th><th>Rating</th>"
-                       f"<th>Availability</th><th></th></tr></thead><tbody>{body}</tbody></table>", flash=flash)
+        return self.ok("Your wishlist", grid(["Product", "SKU", "Price", "Rating", "Availability", ""], body),
+                       flash=flash)
 
     @post(r"/wishlist/add")
     def wishlist_add(self, r: Request) -> Response:
@@ -390,14 +378,13 @@ class Shop(App):
 
     @get(r"/orders")
     def orders(self, r: Request) -> Response:
-        total = r.db.execute("SELECT COUNT(*) FROM orders").fetchone()[0]
-        page_no, pages, offset = r.page_of(total)
-        rows = r.db.execute("SELECT o.*, (SELECT SUM(qty) FROM order_items i WHERE i.order_id = o.id) AS n FROM orders o "
-                            "ORDER BY o.id DESC LIMIT ? OFFSET ?", [PER_PAGE, offset]).fetchall()
+        total, page_no, pages, rows = r.paged("SELECT COUNT(*) FROM orders", (
+            "SELECT o.*, (SELECT SUM(qty) FROM order_items i WHERE i.order_id = o.id) AS n FROM orders o "
+            "ORDER BY o.id DESC"))
         body = "".join(f'<tr><td><a href="/orders/{o["id"]}">Order #{o["id"]}</a></td><td>{esc(o["placed_on"])}</td>'
                        f'<td>{o["n"] or 0}</td><td>{money(o["total"])}</td><td>{esc(o["status"])}</td></tr>' for o in rows)
-        table = ("<table><thead><tr><th>Order</th><th>Placed on</th><th>Items</th><th>Total</th><th>Status</th></tr></thead>"
-                 f"<tbody>{body}</tbody></table>" if rows else "<p>You have no orders yet.</p>")
+        table = (grid(["Order", "Placed on", "Items", "Total", "Status"], body) if rows
+                 else "<p>You have no orders yet.</p>")
         api = ('<p class="muted">Developers: <code>POST /api/orders</code> with <code>items=ID:QTY,ID:QTY</code>, '
                '<code>customer_name</code>, <code>address</code>, <code>city</code>, <code>postcode</code> and an optional '
                '<code>coupon</code> (form fields or a JSON object) creates an order directly.</p>')
@@ -413,13 +400,12 @@ class Shop(App):
                              [o["id"]]).fetchall()
         body = "".join(f'<tr><td>{esc(i["name"])}</td><td>{esc(i["sku"])}</td><td>{i["qty"]}</td><td>{money(i["price"])}</td>'
                        f'<td>{money(i["price"] * i["qty"])}</td><td>{returned(i["reason"])}</td></tr>' for i in items)
-        facts = [("Placed on", esc(o["placed_on"])), ("Status", esc(o["status"])),
-                 ("Ship to", f'{esc(o["customer_name"])}, {esc(o["address"])}, {esc(o["postcode"])} {esc(o["city"])}'),
-                 ("Coupon", esc(o["coupon"]) or "none"), ("Subtotal", money(o["subtotal"])),
-                 ("Discount", "-" + money(o["discount"])), ("Total", money(o["total"]))]
-        info = "<table>" + "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in facts) + "</table>"
-        lines = ("<h2>Items</h2><table><thead><tr><th>Product</th><th>SKU</th><th>Quantity</th><th>Price</th><th>Line total</th>"
-                 f"<th>Return</th></tr></thead><tbody>{body}</tbody></table>")
+        info = facts([("Placed on", esc(o["placed_on"])), ("Status", esc(o["status"])),
+                      ("Ship to", f'{esc(o["customer_name"])}, {esc(o["address"])}, '
+                                  f'{esc(o["postcode"])} {esc(o["city"])}'),
+                      ("Coupon", esc(o["coupon"]) or "none"), ("Subtotal", money(o["subtotal"])),
+                      ("Discount", "-" + money(o["discount"])), ("Total", money(o["total"]))])
+        lines = "<h2>Items</h2>" + grid(["Product", "SKU", "Quantity", "Price", "Line total", "Return"], body)
         open_items = [i for i in items if not i["reason"]]
         chosen = chosen or {}
         if o["status"] != "delivered":

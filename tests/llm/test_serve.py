@@ -1,0 +1,186 @@
+"""The local model server: llama.cpp's OpenAI-compatible server (llama-cpp-python) serving the
+embedded SmolLM2 GGUF, talked to by the real openai client; its lifetime and its errors."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from autoenvscaling.agents.solver import LOCAL_PROFILE, SERVED_PROFILE, solver_profile
+from autoenvscaling.errors import ConfigError
+from autoenvscaling.executors.jobs import LLMSpec
+from autoenvscaling.llm.base import ChatMessage
+from autoenvscaling.llm.errors import LLMConfigError
+from autoenvscaling.llm.openai_backend import OpenAIBackend
+from autoenvscaling.llm.serve import LlamaServerBackend, LocalServer, available, gguf_path, servable
+from autoenvscaling.plugins import create_host
+
+pytestmark = pytest.mark.skipif(not available() and not os.environ.get("AUTOENVSCALING_REQUIRE_LLAMA_SERVER"),
+                                reason="llama-cpp-python[server] is not installed (scripts/bootstrap.sh builds it)")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _wait_dead(pid: int, seconds: float = 60.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return not _alive(pid)
+
+
+def test_the_embedded_model_is_served_and_answers_the_openai_client(tmp_path: Path) -> None:
+    with LocalServer("embedded", log=tmp_path / "server.log") as server:
+        assert server.alias == "smollm2-135m-instruct" and server.base_url.startswith("http://127.0.0.1:")
+        with urllib.request.urlopen(f"{server.base_url}/models") as answer:
+            assert [m["id"] for m in json.loads(answer.read())["data"]] == [server.alias]
+        llm = create_host().llm_backends.get("llama-server").from_target(server.alias, server.base_url)
+        assert isinstance(llm, LlamaServerBackend) and solver_profile(llm) == LOCAL_PROFILE
+
+        async def ask() -> tuple[str, int]:
+            try:
+                reply = await llm.chat([ChatMessage.user("Say hello.")], max_tokens=12, temperature=0)
+                return reply.message.content, reply.usage.completion_tokens
+            finally:
+                await llm.aclose()
+
+        text, tokens = asyncio.run(ask())
+        assert text.strip() and 0 < tokens <= 12 and llm.usage.calls == 1
+        pid = server.process.pid  # type: ignore[union-attr]
+    assert server.process is None and _wait_dead(pid)
+    # The control: a plain OpenAI backend is a served model, which gets the served profile.
+    assert solver_profile(OpenAIBackend("http://127.0.0.1:9/v1", None, "m")) == SERVED_PROFILE
+
+
+def test_the_server_dies_with_the_process_that_started_it(tmp_path: Path) -> None:
+    """SIGKILL of the parent (no `with` exit runs) still stops the server: no orphan holds the model."""
+    script = ("import sys, time; from autoenvscaling.llm.serve import LocalServer; "
+              "s = LocalServer('embedded').start(); print(s.process.pid, flush=True); time.sleep(600)")
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        server_pid = int(parent.stdout.readline())  # type: ignore[union-attr]
+        assert _alive(server_pid)
+        parent.kill()
+        parent.wait()
+        assert _wait_dead(server_pid)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            parent.kill()
+
+
+def test_what_cannot_be_served_fails_in_one_line(tmp_path: Path) -> None:
+    assert servable("embedded") and servable("embedded-qwen") and not servable("gpt-4o")
+    with pytest.raises(ConfigError, match="not an embedded model and not a GGUF file") as missing:
+        gguf_path("no-such-model")
+    assert "embedded" in (missing.value.hint or "")
+    junk = tmp_path / "junk.gguf"
+    junk.write_bytes(b"not a model" * 100)
+    with pytest.raises(ConfigError, match="exited with status") as broken:
+        LocalServer(str(junk), log=tmp_path / "junk.log").start()
+    assert str(tmp_path / "junk.log") in (broken.value.hint or "")
+    with pytest.raises(LLMConfigError, match="the llama-server LLM backend needs the server's base URL"):
+        LlamaServerBackend.check_target("m", None)
+
+
+def test_run_serves_local_models_once_per_model() -> None:
+    """What `run`/`generate` do with their LLM specs: a local model named without a backend gets a
+    server (one for both roles), a served model or an explicit transformers backend stays as given."""
+    from autoenvscaling.cli.flywheel_cmd import _serve_local
+
+    running: dict[str, LocalServer] = {}
+    with contextlib.ExitStack() as servers:
+        proposer = _serve_local(servers, running, LLMSpec(model="embedded"))
+        solver = _serve_local(servers, running, LLMSpec(model="embedded"))
+        assert proposer == solver and proposer is not None and len(running) == 1
+        assert (proposer.backend, proposer.model) == ("llama-server", "smollm2-135m-instruct")
+        assert proposer.base_url == running["embedded"].base_url
+        kept = [LLMSpec(model="embedded", backend="transformers"), LLMSpec(model="m", base_url="http://h/v1"),
+                LLMSpec(model="/no/such/checkpoint")]
+        assert [_serve_local(servers, running, s) for s in kept] == kept and len(running) == 1
+        pid = running["embedded"].process.pid  # type: ignore[union-attr]
+    assert _wait_dead(pid)
+
+
+def test_serve_command_prints_its_url_and_stops_on_sigterm(tmp_path: Path) -> None:
+    cli = Path(sys.executable).with_name("autoenvscaling")
+    proc = subprocess.Popen([str(cli), "serve", "embedded", "--threads", "1", "--log", str(tmp_path / "s.log")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = proc.stdout.readline()  # type: ignore[union-attr]
+        assert first.startswith("serving smollm2-135m-instruct at http://127.0.0.1:"), first
+        url = first.split(" at ")[1].split()[0]
+        with urllib.request.urlopen(f"{url}/models") as answer:
+            assert json.loads(answer.read())["data"][0]["id"] == "smollm2-135m-instruct"
+        assert "--base-url" in proc.stdout.readline()  # type: ignore[union-attr]
+        port = url.rsplit(":", 1)[1].split("/")[0]
+        found = subprocess.run(["pgrep", "-f", f"llama_cpp.server .*--port {port} "], capture_output=True, text=True)
+        server_pids = [int(p) for p in found.stdout.split()]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+        assert server_pids and all(_wait_dead(p) for p in server_pids)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_streamed_answers_are_accounted_as_plain_ones(tmp_path: Path) -> None:
+    """The server streams without usage: the tokens are counted from the stream and the prompt's from
+    a one-token probe, and they equal what the same request answered in one piece reports."""
+    with LocalServer("embedded", log=tmp_path / "server.log") as server:
+        streamed = LlamaServerBackend(server.base_url, None, server.alias)
+        plain = OpenAIBackend(server.base_url, None, server.alias)
+        assert streamed.stream and not plain.stream
+        prompt = [ChatMessage.system("You are terse."), ChatMessage.user("Name three colours.")]
+
+        async def ask(llm: OpenAIBackend) -> object:
+            try:
+                return await llm.chat(prompt, max_tokens=24, temperature=0, seed=1)
+            finally:
+                await llm.aclose()
+
+        a, b = asyncio.run(ask(streamed)), asyncio.run(ask(plain))
+    assert a.message.content == b.message.content and a.message.content  # type: ignore[attr-defined]
+    assert a.usage == b.usage and a.usage.prompt_tokens > 10  # type: ignore[attr-defined]
+
+
+def test_a_call_in_flight_shows_its_tokens_from_another_process(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from autoenvscaling.llm.live import LIVE_DIR_ENV, calls_in_flight, describe
+
+    live = tmp_path / "live"
+    monkeypatch.setenv(LIVE_DIR_ENV, str(live))
+    seen: list[dict] = []
+    with LocalServer("embedded", log=tmp_path / "server.log") as server:
+        llm = LlamaServerBackend(server.base_url, None, server.alias)
+
+        async def ask_and_watch() -> None:
+            call = asyncio.create_task(llm.chat([ChatMessage.user("Count from 1 to 200.")], max_tokens=200,
+                                                temperature=0))
+            while not call.done():
+                seen.extend(c for c in calls_in_flight(live) if c["tokens"])
+                await asyncio.sleep(0.2)
+            await call
+            await llm.aclose()
+
+        asyncio.run(ask_and_watch())
+    assert seen and seen[-1]["model"] == server.alias and seen[-1]["pid"] == os.getpid()
+    assert "tokens" in describe(seen[-1:]) and " s" in describe(seen[-1:])
+    assert calls_in_flight(live) == [] and not list(live.glob("*.json"))  # gone when the call ended
+    # A file whose process is gone is not a call in flight.
+    (live / "1-0.json").write_text(json.dumps({"model": "m", "pid": 2 ** 22 + 7, "started": time.time(), "tokens": 3}))
+    assert calls_in_flight(live) == []
