@@ -74,12 +74,20 @@ fi
 # --- the local model server: llama.cpp through llama-cpp-python ---------------------------------
 # run/generate serve local models (embedded-qwen, embedded, any GGUF file) with llama.cpp's
 # OpenAI-compatible server, several times faster than transformers (docs/models.md). PyPI has only
-# its sdist: pip compiles llama.cpp (3-6 minutes on 2 cores, once; pip keeps the built wheel in its
-# cache). AUTOENVSCALING_WITH_LLAMA_SERVER=0 skips it (then local models decode with transformers).
+# its sdist: pip compiles llama.cpp (3-6 minutes on 2 cores, once per environment).
+# AUTOENVSCALING_WITH_LLAMA_SERVER=0 skips it (then local models decode with transformers).
+# The build is portable (AVX2, no -march=native): a native build on a Xeon with AMX crashed in
+# libggml-cpu with a general protection fault on the first completion, in a VM that does not grant
+# AMX; pip's cache is bypassed so that no native wheel built earlier is reused.
+LLAMA_MARK="$VENV/.llama-cpp-portable-$LLAMA_CPP_VERSION"
 if [ "${AUTOENVSCALING_WITH_LLAMA_SERVER:-1}" = "1" ]; then
-  if ! "$VENV/bin/python" -c 'import llama_cpp, uvicorn, fastapi, sse_starlette' 2>/dev/null; then
+  if [ ! -f "$LLAMA_MARK" ] || ! "$VENV/bin/python" -c 'import llama_cpp, uvicorn, fastapi, sse_starlette' 2>/dev/null; then
     log "building llama-cpp-python from its sdist (3-6 minutes, once)"
-    "$VENV/bin/python" -m pip install -q --disable-pip-version-check "llama-cpp-python[server]==$LLAMA_CPP_VERSION" \
+    CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF" \
+      "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-cache-dir --force-reinstall --no-deps \
+        "llama-cpp-python==$LLAMA_CPP_VERSION" \
+      && "$VENV/bin/python" -m pip install -q --disable-pip-version-check "llama-cpp-python[server]==$LLAMA_CPP_VERSION" \
+      && touch "$LLAMA_MARK" \
       || warn "llama-cpp-python not installed: local models decode with transformers (slower)"
   fi
 fi

@@ -25,12 +25,14 @@ class Action(BaseModel):
     tool: str = "bash"  # the tool that took the action (agents/tools.py); a shell command is "bash"
 
 
-StopReason = Literal["finished", "done", "max_turns", "max_tokens", "timeout", "error", "refused", "infrastructure"]
+StopReason = Literal["finished", "done", "max_turns", "max_tokens", "timeout", "budget", "error", "refused",
+                     "infrastructure"]
 
 
 class Trajectory(BaseModel):
     """Everything an agent did in one attempt. ``stop_reason`` is one of: "finished" (the agent said
-    so), "done" (a scripted agent ran its script), "max_turns", "max_tokens", "timeout", "error",
+    so), "done" (a scripted agent ran its script), "max_turns", "max_tokens", "timeout", "budget"
+    (a budget the model runs under, ``llm.budget``, was spent), "error",
     "refused" (the model's provider refused) or "infrastructure" (the model could not be reached:
     such an attempt says nothing about the task and is left out of calibration)."""
 

@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..errors import AESError
 from ..llm.base import ChatMessage, ChatResponse, LLMBackend, ToolCall, ToolSpec
-from ..llm.errors import LLMError, LLMRefusal
+from ..llm.errors import BudgetExceeded, LLMError, LLMRefusal
 from ..sandbox.base import Sandbox
 from ..tasks import StepConfig, Task
 from .base import Action, Agent, AgentLimits, StopReason, Trajectory
@@ -90,7 +90,7 @@ SERVED_PROFILE = SolverProfile(tool_calling=True, max_tokens_per_turn=1024)
 def solver_profile(llm: LLMBackend) -> SolverProfile:
     """LOCAL_PROFILE for a model decoded on this machine (transformers, a local llama.cpp server),
     else SERVED_PROFILE."""
-    return LOCAL_PROFILE if getattr(llm, "runs_here", False) else SERVED_PROFILE
+    return LOCAL_PROFILE if getattr(getattr(llm, "inner", llm), "runs_here", False) else SERVED_PROFILE
 
 
 @dataclass
@@ -279,6 +279,8 @@ class SolverAgent(Agent):
                 return "timeout", f"no answer from the model within the {budget.limits.timeout_sec:g} s limit"
             except LLMRefusal as exc:
                 return "refused", exc.message
+            except BudgetExceeded as exc:
+                return "budget", exc.message
             except LLMError as exc:
                 if not exc.scored:  # unreachable server, config: not the model's doing
                     return "infrastructure", exc.message

@@ -61,8 +61,25 @@ def _weights(ctx: click.Context, param: click.Parameter, value: str | None) -> d
     return out
 
 
+def _budget(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+    from ..llm.budget import Budget
+
+    try:
+        return Budget.parse(value or "")
+    except UsageError as e:
+        raise click.BadParameter(f"{e.message} ({e.hint})") from None
+
+
+def _budget_option(scope: str, what: str) -> Any:
+    return click.option(f"--{scope}-budget", f"{scope}_budget", callback=_budget, default=None, metavar="LIMITS",
+                        help=f"Most that {what} may spend: tokens=N (20k, 1m), seconds=S, usd=D, comma-separated "
+                             "(default: no limit).")
+
+
 def _common(fn: Any) -> Any:
     options = [
+        _budget_option("proposal", "one proposal's model calls"),
+        _budget_option("run", "the run's proposals (tokens, USD, and wall time of the proposal batches)"),
         click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON."),
         click.option("--network", type=click.Choice(["none", "task"]), default="none", show_default=True,
                      help="none: loopback only; task: grant the internet to tasks that set allow_internet."),
@@ -111,16 +128,20 @@ def _common(fn: Any) -> Any:
 @click.option("--train-steps", type=click.IntRange(min=1), default=None, help="GRPO steps per round (default 4).")
 @click.option("--train-held-out", type=click.IntRange(min=0), default=None,
               help="Fresh tasks of the pool's families to measure the solver on before and after (default 4).")
+@click.option("--train-roles", type=click.Choice(["solver", "proposer", "both"]), default=None,
+              help="Roles GRPO trains the solver's model in (default solver); with both, the next round's "
+                   "LLM proposers use the trained model too.")
+@_budget_option("round", "each round's proposals (tokens, USD, and wall time of its proposal batches)")
 @_common
 def run(out: Path, rounds: int, per_round: int, mix: dict[str, float], difficulty: str, llm: str | None,
         base_url: str | None, solver_model: str | None, solver_base_url: str | None, solver_turns: int | None,
         solver_tokens: int | None, no_solver: bool, trainer: str | None, train: bool, train_steps: int | None,
-        train_held_out: int | None, seed: int, resume: bool,
-        proposers: dict[str, float], proposer_model: str | None, proposer_base_url: str | None, jobs: int,
-        executor_name: str, ray_address: str | None, backend_name: str, llm_backend: str | None,
+        train_held_out: int | None, train_roles: str | None, seed: int, resume: bool, proposal_budget: Any,
+        round_budget: Any, run_budget: Any, proposers: dict[str, float], proposer_model: str | None,
+        proposer_base_url: str | None, jobs: int, executor_name: str, ray_address: str | None, backend_name: str, llm_backend: str | None,
         network: Network, as_json: bool) -> None:
     """Run the flywheel: propose, validate, calibrate against the solver, review the pool."""
-    from ..flywheel.loop import FlywheelConfig
+    from ..flywheel.loop import Budgets, FlywheelConfig
 
     proposer_model, proposer_base_url = proposer_model or llm, proposer_base_url or base_url
     solver_model, solver_base_url = solver_target(solver_model or llm, solver_base_url or base_url)
@@ -129,21 +150,23 @@ def run(out: Path, rounds: int, per_round: int, mix: dict[str, float], difficult
     if train and no_solver:
         raise UsageError("training needs the solver", hint="drop --no-solver")
     trainer = "grpo" if train else trainer
-    options = {k: v for k, v in {"steps": train_steps, "held_out": train_held_out}.items() if v is not None}
+    options = {k: v for k, v in {"steps": train_steps, "held_out": train_held_out, "roles": train_roles}.items()
+               if v is not None}
     if options and trainer is None:
-        raise UsageError("--train-steps/--train-held-out configure training", hint="add --train")
+        raise UsageError("--train-steps/--train-held-out/--train-roles configure training", hint="add --train")
     config = FlywheelConfig(seed=seed, rounds=rounds, per_round=per_round, mix=mix, proposers=proposers,
                             difficulty=difficulty, calibrate=not no_solver, review=not no_solver,
                             proposer_model=proposer_model, trainer=trainer, trainer_options=options,
-                            solver_model=None if no_solver else (solver_model or "embedded"))
+                            solver_model=None if no_solver else (solver_model or "embedded"),
+                            budgets=Budgets(proposal=proposal_budget, round=round_budget, run=run_budget))
     solver_options = {"turns": solver_turns, "tokens": solver_tokens}
     with _interruptible(out):
-        summaries = asyncio.run(_flywheel(config, out, resume=resume, backend_name=backend_name, network=network,
-                                          proposer=(proposer_model, proposer_base_url),
-                                          solver=None if no_solver else (solver_model, solver_base_url, solver_options),
-                                          executor=(executor_name, jobs, ray_address), generate=False,
-                                          llm_backend=llm_backend))
-    _print_summary(summaries, out, as_json)
+        summaries, stop = asyncio.run(_flywheel(
+            config, out, resume=resume, backend_name=backend_name, network=network,
+            proposer=(proposer_model, proposer_base_url),
+            solver=None if no_solver else (solver_model, solver_base_url, solver_options),
+            executor=(executor_name, jobs, ray_address), generate=False, llm_backend=llm_backend))
+    _print_summary(summaries, out, as_json, stop)
 
 
 @click.command()
@@ -154,27 +177,29 @@ def run(out: Path, rounds: int, per_round: int, mix: dict[str, float], difficult
 @click.option("--difficulty", type=click.Choice(["easy", "medium", "hard", "mixed"]), default="mixed", show_default=True)
 @_common
 def generate(mix: dict[str, float], count: int, out: Path, difficulty: str, seed: int, resume: bool,
-             proposers: dict[str, float], proposer_model: str | None, proposer_base_url: str | None, jobs: int,
+             proposal_budget: Any, run_budget: Any, proposers: dict[str, float], proposer_model: str | None, proposer_base_url: str | None, jobs: int,
              executor_name: str, ray_address: str | None, backend_name: str, llm_backend: str | None, network: Network,
              as_json: bool) -> None:
     """Generate a suite of N admitted tasks (no solver): propose, then the admission gates 1-8."""
-    from ..flywheel.loop import FlywheelConfig
+    from ..flywheel.loop import Budgets, FlywheelConfig
 
     config = FlywheelConfig(seed=seed, rounds=1, mix=mix, proposers=proposers, difficulty=difficulty, calibrate=False,
-                            review=False, proposer_model=proposer_model, target=count)
+                            review=False, proposer_model=proposer_model, target=count,
+                            budgets=Budgets(proposal=proposal_budget, run=run_budget))
     with _interruptible(out):
-        summaries = asyncio.run(_flywheel(config, out, resume=resume, backend_name=backend_name, network=network,
-                                          proposer=(proposer_model, proposer_base_url), solver=None,
-                                          executor=(executor_name, jobs, ray_address), generate=True,
-                                          llm_backend=llm_backend))
-    _print_summary(summaries, out, as_json)
+        summaries, stop = asyncio.run(_flywheel(
+            config, out, resume=resume, backend_name=backend_name, network=network,
+            proposer=(proposer_model, proposer_base_url), solver=None, executor=(executor_name, jobs, ray_address),
+            generate=True, llm_backend=llm_backend))
+    _print_summary(summaries, out, as_json, stop)
 
 
 async def _flywheel(config: Any, out: Path, *, resume: bool, backend_name: str, network: Network,
                     proposer: tuple[str | None, str | None],
                     solver: tuple[str | None, str | None, dict[str, Any]] | None, executor: tuple[str, int, str | None],
-                    generate: bool, llm_backend: str | None = None) -> list[Any]:
-    """Build everything a run needs and run it (``generate``: a generate run). The sandbox and LLM
+                    generate: bool, llm_backend: str | None = None) -> tuple[list[Any], str | None]:
+    """Build everything a run needs and run it (``generate``: a generate run): the round summaries,
+    and why a budget stopped the run early (None: it did not). The sandbox and LLM
     backends and the executor are looked up in the host's registries, so a plugin's work wherever a
     built-in one does. Models travel to the workers as specs and load there."""
     from ..executors.jobs import LLMSpec
@@ -218,9 +243,8 @@ async def _flywheel(config: Any, out: Path, *, resume: bool, backend_name: str, 
                                 proposer_llm=proposer_llm, executor=runner, progress=progress, resume=resume,
                                 report_writer=write_report)
             try:
-                if generate:
-                    return [await flywheel.generate()]
-                return await flywheel.run()
+                summaries = [await flywheel.generate()] if generate else await flywheel.run()
+                return summaries, flywheel.budget_stop
             finally:
                 flywheel.close()
                 await runner.aclose()
@@ -373,10 +397,10 @@ class _RichProgress(Progress):
         return ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in sorted(self._counts.items()))
 
 
-def _print_summary(summaries: list[Any], out: Path, as_json: bool) -> None:
+def _print_summary(summaries: list[Any], out: Path, as_json: bool, budget_stop: str | None = None) -> None:
     report = out / "report.html"
     if as_json:
-        click.echo(json.dumps({"out": str(out), "report": str(report),
+        click.echo(json.dumps({"out": str(out), "report": str(report), "budget_stop": budget_stop,
                                "rounds": [s.model_dump(mode="json") for s in summaries]}, indent=2))
         return
     # Plain lines: they read the same in a terminal, a CI log or a pipe.
@@ -384,7 +408,12 @@ def _print_summary(summaries: list[Any], out: Path, as_json: bool) -> None:
         o = s.metrics["outcomes"]
         click.echo(f"round {s.round}: {s.proposals} proposed, {s.admitted} admitted, {o['failed_calibration']} failed "
                    f"calibration, {o['failed_validation']} failed validation, {o['refused'] + o['infrastructure']} not "
-                   f"scored; valid-environment rate {s.valid_rate}; pool {s.pool_size} ({s.left_pool} left)")
+                   f"scored; valid-environment rate {s.valid_rate}; pool {s.pool_size} ({s.left_pool} left)"
+                   + (f"; {s.metrics['budget_stop']}" if "budget_stop" in s.metrics else ""))
+    if budget_stop is not None:
+        args = [a for a in sys.argv[1:] if a != "--resume"]
+        click.echo(f"stopped early: {budget_stop}\nto go on, raise the budget and run: autoenvscaling "
+                   f"{shlex.join(args)} --resume")
     click.echo(f"suite: {out}")
     click.echo(f"report: {report}")
 
@@ -410,10 +439,11 @@ def bench() -> None:
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--backend", "backend_name", default="bwrap", show_default=True,
               help="Sandbox backend: bwrap, docker, or one a plugin registers.")
+@_budget_option("proposal", "each proposal's model calls (the same in every arm)")
 @click.option("--json", "as_json", is_flag=True, help="Print rows as JSON.")
 def bench_proposers_cmd(models: tuple[str, ...], base_url: str | None, count: int, domains: tuple[str, ...], kinds: str,
                         solver_model: str | None, solver_base_url: str | None, seed: int, backend_name: str,
-                        as_json: bool) -> None:
+                        proposal_budget: Any, as_json: bool) -> None:
     """The paper's proposer table: procedural vs prompt vs prompt+feedback vs agentic on the same
     assignments and budget. Per domain, model and arm: proposals, valid-environment rate with its 95%
     Wilson interval, tokens and USD per valid environment, the useful-group rate of the admitted tasks
@@ -422,7 +452,7 @@ def bench_proposers_cmd(models: tuple[str, ...], base_url: str | None, count: in
     if any(k != "procedural" for k in arms) and not models:
         raise UsageError("the LLM arms need a model", hint="pass --model M (with --base-url URL for a served one)")
     rows = asyncio.run(_bench(models, base_url, count, domains, arms, seed, backend_name,
-                              (solver_model, solver_base_url) if solver_model else None))
+                              (solver_model, solver_base_url) if solver_model else None, proposal_budget))
     if as_json:
         click.echo(json.dumps([{**r.model_dump(mode="json"), "tokens_per_valid": r.tokens_per_valid} for r in rows],
                               indent=2))
@@ -430,9 +460,10 @@ def bench_proposers_cmd(models: tuple[str, ...], base_url: str | None, count: in
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"proposers on the same {count} assignment(s) per domain (seed {seed})")
+    table = Table(title=f"proposers on the same {count} assignment(s) per domain (seed {seed}; proposal budget: "
+                        f"{proposal_budget.describe()})")
     for column in ("domain", "model", "proposer", "valid/scored", "rate", "95% interval", "tokens per valid env",
-                   "USD per valid env", "useful groups", "refused", "infra", "seconds"):
+                   "USD per valid env", "useful groups", "refused", "infra", "budget stops", "seconds"):
         table.add_column(column)
     for r in rows:
         interval = "" if r.rate.value is None else f"[{r.rate.low:.1%}, {r.rate.high:.1%}]"
@@ -442,13 +473,14 @@ def bench_proposers_cmd(models: tuple[str, ...], base_url: str | None, count: in
         table.add_row(r.domain, r.model, r.proposer, f"{r.rate.successes}/{r.rate.n}",
                       "n/a" if r.rate.value is None else f"{r.rate.value:.1%}", interval,
                       "n/a" if r.tokens_per_valid is None else f"{r.tokens_per_valid:,.0f}", per, useful,
-                      str(r.outcomes["refused"]), str(r.outcomes["infrastructure"]), f"{r.seconds:.0f}")
+                      str(r.outcomes["refused"]), str(r.outcomes["infrastructure"]), str(r.budget_stops),
+                      f"{r.seconds:.0f}")
     Console(width=200).print(table)
 
 
 async def _bench(models: tuple[str, ...], base_url: str | None, count: int, domain_names: tuple[str, ...],
                  kinds: tuple[str, ...], seed: int, backend_name: str,
-                 solver: tuple[str, str | None] | None) -> list[Any]:
+                 solver: tuple[str, str | None] | None, budget: Any = None) -> list[Any]:
     from ..executors.jobs import LLMSpec
     from ..flywheel.bench import bench_proposers
     from ..plugins import create_host
@@ -485,6 +517,7 @@ async def _bench(models: tuple[str, ...], base_url: str | None, count: int, doma
                 for name in names:
                     rows += await bench_proposers(host=host, backend=backend, domain=host.domains.get(name)(),
                                                   models=llms, n=count, seed=seed, kinds=kinds, solver=solver_agent,
+                                                  budget=budget,
                                                   progress=lambda model, kind, outcome: progress.unit_done(None, outcome))
             finally:
                 for llm in llms.values():

@@ -22,6 +22,7 @@ from typing import Any, Callable, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from ..gates.validate import Validator
+from ..llm.budget import Budget, MeteredLLM
 from . import metrics as m
 from .assignments import Assignment, new_task
 from .loop import outcome_of
@@ -44,6 +45,8 @@ class BenchRow(BaseModel):
     """Tokens in and out over every proposal of the row."""
     useful: m.Rate | None = None
     """Admitted tasks whose solver group was useful (rewards not all equal); None without a solver."""
+    budget_stops: int = 0
+    """Proposals the proposal budget ended."""
 
     @property
     def tokens_per_valid(self) -> float | None:
@@ -62,11 +65,12 @@ def bench_assignments(domain: Any, n: int, seed: int) -> list[Assignment]:
 async def bench_proposers(*, host: Any, backend: Any, domain: Any, models: dict[str, Any], n: int, seed: int = 0,
                           kinds: tuple[str, ...] = DEFAULT_KINDS,
                           progress: Callable[[str, str, str], None] | None = None,
-                          solver: Any | None = None) -> list[BenchRow]:
+                          solver: Any | None = None, budget: Budget | None = None) -> list[BenchRow]:
     """Run every (model, kind) on the same assignments; ``models`` maps a name to its LLMBackend
     (the procedural kind runs once, as model "-"). ``progress(model, kind, outcome)`` is called
     after each proposal. ``solver``: an Agent whose calibration rollouts on each admitted task give
-    the useful-group rate."""
+    the useful-group rate. ``budget``: what each proposal's model calls may spend (the same for
+    every arm)."""
     validator = Validator(host=host, backend=backend)
     gates = [g for g in validator.gates if not g.needs_solver]
 
@@ -88,11 +92,13 @@ async def bench_proposers(*, host: Any, backend: Any, domain: Any, models: dict[
     arms += [(kind, name, llm) for name, llm in models.items() for kind in kinds if kind != PROCEDURAL]
     rows = []
     for kind, model_name, llm in arms:
-        proposer = host.proposers.get(kind)(llm=llm, checker=check, backend=backend)
-        outcomes, groups = [], []
+        outcomes, groups, stops = [], [], 0
         started = time.monotonic()
         for assignment in assignments:
+            meter = MeteredLLM(llm, budget or Budget()) if llm is not None else None
+            proposer = host.proposers.get(kind)(llm=meter, checker=check, backend=backend)
             proposal = await proposer.propose(assignment, domain=domain, seed=assignment.seed)
+            stops += meter is not None and meter.stopped is not None
             report = proposal.report
             if proposal.task is not None and report is None:
                 report = await check(proposal.task)
@@ -110,7 +116,8 @@ async def bench_proposers(*, host: Any, backend: Any, domain: Any, models: dict[
         rows.append(BenchRow(model=model_name, proposer=kind, rate=m.valid_environment_rate(outcomes), cost=cost,
                              outcomes=counts, domain=domain.name, seconds=round(time.monotonic() - started, 1),
                              tokens=sum(o.tokens_in + o.tokens_out for o in outcomes),
-                             useful=m.rate(sum(groups), len(groups)) if solver is not None else None))
+                             useful=m.rate(sum(groups), len(groups)) if solver is not None else None,
+                             budget_stops=stops))
     return rows
 
 

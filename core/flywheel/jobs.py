@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..executors.jobs import Job, LLMSpec, TaskRef
 from ..gates.base import GateSettings, ValidationReport
 from ..gates.validate import Validator, validate_task
+from ..llm.budget import Budget, MeteredLLM
 from ..proposers.base import Proposal
 from ..tasks import Task, qualified_name
 from .assignments import Assignment
@@ -31,7 +32,8 @@ class ProposeOutcome(BaseModel):
 class ProposeJob(Job):
     """One flywheel unit's phase A: propose for ``assignment``, name the task, run ``gates`` on it.
     ``pool``: the admitted tasks as the batch began (near-duplicates for proposers that check).
-    ``parent``: the assignment's parent task (the assignment travels without it)."""
+    ``parent``: the assignment's parent task (the assignment travels without it). ``budget``: what
+    the proposal's model calls may spend (a metered model counts them, retries and timeouts too)."""
 
     kind: Literal["propose"] = "propose"
     proposer: str
@@ -45,6 +47,7 @@ class ProposeJob(Job):
     settings: GateSettings = Field(default_factory=GateSettings)
     gates: tuple[str, ...] = ()
     pool: tuple[TaskRef, ...] = ()
+    budget: Budget = Field(default_factory=Budget)
 
     async def run(self, context: WorkerContext) -> ProposeOutcome:
         host = context.host(self.setup)
@@ -57,12 +60,16 @@ class ProposeJob(Job):
 
         cls = host.proposers.get(self.proposer)
         llm = context.llm(self.setup, self.proposer_llm) if cls.needs_llm and self.proposer_llm is not None else None
-        proposer = cls(llm=llm, checker=check, backend=context.backend(self.setup))
+        meter = MeteredLLM(llm, self.budget) if llm is not None else None
+        proposer = cls(llm=meter, checker=check, backend=context.backend(self.setup))
         domain = host.domains.get(self.domain)()
         assignment = self.assignment
         if self.parent is not None:
             assignment = assignment.model_copy(update={"parent_task": self.parent.load()})
         proposal = await proposer.propose(assignment, domain=domain, seed=self.seed)
+        if meter is not None:
+            proposal = proposal.model_copy(update={"retries": meter.usage.retries, "timeouts": meter.usage.timeouts,
+                                                   "budget_stop": meter.stopped})
         if proposal.task is None:
             return ProposeOutcome(proposal=proposal)
         family = proposal.task.provenance.family or self.proposer

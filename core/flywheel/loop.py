@@ -16,12 +16,18 @@ left the band leave it, and the next round gets one replacement slot for each); 
 trainer, if any, trains on the pool and the round's rollouts and returns the solver spec the next
 round uses (recorded, so a resumed run uses it too). The review covers tasks admitted in earlier
 rounds: this round's were just calibrated by the same solver.
+
+Budgets (``FlywheelConfig.budgets``): every proposal runs under the proposal budget, cut down to what
+is left of the round's and the run's; before each batch a spent round budget ends the round's
+proposing (review and training still run) and a spent run budget ends the run after the round. The
+reason is recorded in run.sqlite and the round's metrics; ``--resume`` with a larger budget goes on.
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -34,6 +40,7 @@ from ..executors.base import Executor, LocalExecutor
 from ..executors.jobs import AgentSpec, AttemptJob, LLMSpec, SolverSpec, TaskRef, WorkerSetup
 from ..gates.base import GateContext, GateResult, GateSettings, ValidationReport
 from ..gates.validate import Validator, validate_task
+from ..llm.budget import Budget
 from ..proposers.base import Proposal, ProposalCost
 from ..runtime.trial import TrialResult
 from ..suite.store import SuiteStore
@@ -58,6 +65,17 @@ ERRORS_LOG = "errors.log"
 PHASE_B_GATES = ("near-duplicate", "calibration")
 
 
+class Budgets(BaseModel):
+    """What proposing may spend, per proposal, per round and per run (``llm.budget.Budget``). Not
+    part of a run's identity: a run a budget stopped continues with ``--resume`` and a larger one."""
+
+    model_config = ConfigDict(frozen=True)
+
+    proposal: Budget = Field(default_factory=Budget)
+    round: Budget = Field(default_factory=Budget)
+    run: Budget = Field(default_factory=Budget)
+
+
 class FlywheelConfig(BaseModel):
     """Everything that decides a run's results. A resumed run must use the same values.
 
@@ -67,6 +85,7 @@ class FlywheelConfig(BaseModel):
     ``target``: for ``generate``, the number of admitted tasks wanted (split over the mix).
     ``trainer``: a registered trainer run after each round's review (None: no training);
     ``trainer_options``: what the trainer is configured with (``TrainerContext.options``).
+    ``budgets``: see `Budgets`.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -86,9 +105,10 @@ class FlywheelConfig(BaseModel):
     solver_model: str | None = None
     trainer: str | None = None
     trainer_options: dict[str, Any] = Field(default_factory=dict)
+    budgets: Budgets = Field(default_factory=Budgets)
 
     def identity(self) -> dict[str, Any]:
-        data = self.model_dump(mode="json")
+        data = self.model_dump(mode="json", exclude={"budgets"})
         if data["trainer"] is None:  # runs recorded before trainers existed resume unchanged
             del data["trainer"]
         if not data["trainer_options"]:
@@ -156,7 +176,7 @@ class Flywheel:
         self.host = host
         self.initial_solver = solver if config.calibrate else None
         self.solver = self.initial_solver
-        self.proposer_llm = proposer_llm
+        self.proposer_llm = self.initial_proposer = proposer_llm
         self.progress = progress or Progress()
         self.executor = executor or LocalExecutor(concurrency=2)
         installed = host.domains.names()
@@ -184,6 +204,8 @@ class Flywheel:
         self.db = RunDB(self.out / RUN_DB)
         self.db.bind_config(config.identity(), resume=resume)
         self._tasks: dict[str, Task] = {}
+        self.budget_stop: str | None = None
+        """Why the run budget stopped the run (``round R: run budget spent: ...``), or None."""
 
     def close(self) -> None:
         self.db.close()
@@ -194,11 +216,15 @@ class Flywheel:
         """The flywheel: ``config.rounds`` rounds, then the report (when there is a report writer)."""
         summaries = []
         for r in range(self.config.rounds):
+            if r > 0 and self._budget(r, scopes=("run",)) is None:
+                break
             self.solver = self._solver_for(r)
+            self.proposer_llm = self._proposer_for(r)
             units = self._plan_round(r)
             self.progress.round_started(r, len(units))
             for start in range(0, len(units), self.config.batch):
-                await self._run_batch(units[start:start + self.config.batch])
+                if not await self._run_batch(r, units[start:start + self.config.batch]):
+                    break
             if self.config.review and self.solver is not None:
                 await self._review(r)
             if self.trainer is not None and self.solver is not None:
@@ -231,9 +257,8 @@ class Flywheel:
                 domain = min(deficit, key=lambda d: (-deficit[d], d))
                 deficit[domain] -= 1
                 batch.append(self._unit(0, start + len(batch), parents=[], domain=domain))
-            if not batch:
+            if not batch or not await self._run_batch(0, batch):
                 break
-            await self._run_batch(batch)
             start += len(batch)
         summary = round_summary(self.db, 0)
         self.db.set_metrics(0, summary.model_dump(mode="json"))
@@ -288,17 +313,46 @@ class Flywheel:
             self._tasks[key] = task
         return self._tasks[key]
 
+    # -- budgets ----------------------------------------------------------------------------
+    def _budget(self, r: int, scopes: tuple[str, ...] = ("round", "run")) -> Budget | None:
+        """The budget of a proposal of round ``r`` started now: the proposal budget cut down to what
+        the round and the run have left; None, with the reason recorded, when one of them is spent."""
+        budgets = self.config.budgets
+        budget = budgets.proposal
+        for scope in scopes:
+            limit: Budget = getattr(budgets, scope)
+            if not limit.limited:
+                continue
+            spent = self.db.spent(r if scope == "round" else None)
+            what = limit.spent(**spent)
+            if what is not None:
+                reason = f"{scope} budget spent: {what}"
+                self.db.set_budget_stop(r, reason)
+                self.progress.status(reason)
+                if scope == "run":
+                    self.budget_stop = f"round {r}: {reason}"
+                return None
+            budget = budget.tighter(limit.left(**spent))
+        self.db.set_budget_stop(r, None)  # a resumed run with a larger budget goes on
+        return budget
+
     # -- phase A and B ----------------------------------------------------------------------
-    async def _run_batch(self, units: list[Unit]) -> None:
+    async def _run_batch(self, r: int, units: list[Unit]) -> bool:
+        """Phase A of ``units`` in parallel, then phase B in slot order; False (and nothing run) when
+        a budget is spent."""
         todo = [u for u in units if not self.db.done(u.key)]
         if not todo:
-            return
+            return True
+        budget = self._budget(r)
+        if budget is None:
+            return False
+        started = time.monotonic()
         # Proposers that check their work compare against the pool as it was when the batch began.
         pool = tuple(TaskRef.inline(t) for t in self._pool_before(todo[0].round, todo[0].slot))
         self.progress.status(f"proposing and validating {len(todo)} task(s)")
         by_key = {u.key: u for u in todo}
         done: dict[str, Candidate] = {}
-        async for result in self.executor.map(self._propose_job(u, pool) for u in todo):
+        async for result in self.executor.map(self._propose_job(u, pool, budget) for u in todo):
             unit = by_key[result.key]
             value = result.value
             if result.ok and isinstance(value, ProposeOutcome):
@@ -312,14 +366,17 @@ class Flywheel:
                                                       error=f"crashed: {result.error} (traceback in {ERRORS_LOG})"))
         for unit in todo:  # phase B in slot order
             await self._phase_b(done[unit.key])
+        self.db.add_seconds(r, time.monotonic() - started)
+        return True
 
-    def _propose_job(self, unit: Unit, pool: tuple[TaskRef, ...]) -> ProposeJob:
+    def _propose_job(self, unit: Unit, pool: tuple[TaskRef, ...], budget: Budget) -> ProposeJob:
         parent = unit.assignment.parent_task
         return ProposeJob(key=unit.key, setup=self.setup, proposer=unit.proposer, proposer_llm=self.proposer_llm,
                           domain=unit.domain, seed=unit.seed, round=unit.round, slot=unit.slot,
                           assignment=unit.assignment.model_copy(update={"parent_task": None}),
                           parent=TaskRef.inline(parent) if parent is not None else None,
-                          settings=self.config.settings, gates=tuple(g.name for g in self.gates_a), pool=pool)
+                          settings=self.config.settings, gates=tuple(g.name for g in self.gates_a), pool=pool,
+                          budget=budget)
 
     async def _phase_b(self, cand: Candidate) -> None:
         unit, task = cand.unit, cand.task
@@ -426,6 +483,11 @@ class Flywheel:
         trained = [t for t in self.db.trainings() if t.round < r]
         return trained[-1].solver if trained else self.initial_solver
 
+    def _proposer_for(self, r: int) -> LLMSpec | None:
+        """Round ``r``'s proposer model: the last one a recorded training returned, else the initial one."""
+        trained = [t.proposer for t in self.db.trainings() if t.round < r and t.proposer is not None]
+        return trained[-1] if trained else self.initial_proposer
+
     async def _train(self, r: int) -> None:
         """The trainer on the pool after round ``r``'s review and the round's rollouts; its solver spec
         and metrics are recorded before the next round starts (a resumed run does not train again)."""
@@ -442,7 +504,7 @@ class Flywheel:
         result = await self.trainer.train(pool, self.db.rollouts(round=r), self.solver)
         self.db.record_training(TrainingRecord(round=r, trainer=self.config.trainer or "", before=self.solver,
                                                solver=result.solver, metrics=result.metrics,
-                                               history=result.history))
+                                               history=result.history, proposer=result.proposer))
 
 
 def outcome_of(proposal: Proposal, report: ValidationReport | None) -> str:

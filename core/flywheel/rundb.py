@@ -1,8 +1,10 @@
 """The run database: ``<out>/run.sqlite`` beside the suite, recording every finished unit of work.
 
-Tables: proposals, validations (the admission report of each proposal that reached the gates),
-rollouts (calibration and pool-review attempts), reviews, trainings (the solver spec each round's
-training returned, with its metrics), metrics (per round) and meta (the run's configuration). A unit is one proposal slot (propose, validate, calibrate, admit) or one pool review
+Tables: proposals (with what each spent, its HTTP retries and timeouts, and what budget ended it),
+validations (the admission report of each proposal that reached the gates), rollouts (calibration
+and pool-review attempts), reviews, trainings (the solver spec, and any proposer model, each round's
+training returned, with its metrics), metrics (per round) and meta (the run's configuration, the
+wall time of each round's finished batches and why a budget stopped a round). A unit is one proposal slot (propose, validate, calibrate, admit) or one pool review
 of a task. A unit's rows are written in one transaction after its effects on the suite are made, so
 after a SIGKILL a unit is either recorded in full or not at all; an unrecorded unit is recomputed on
 ``--resume`` (deterministic from its key and seed), and the suite's keyed, idempotent ``add`` makes
@@ -20,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import UsageError
-from ..executors.jobs import SolverSpec
+from ..executors.jobs import LLMSpec, SolverSpec
 from ..proposers.base import ProposalCost
 from ..suite.index import immediate_transaction
 from ..tasks import Task
@@ -34,7 +36,7 @@ CREATE TABLE IF NOT EXISTS proposals (
     task_name TEXT, digest TEXT, outcome TEXT NOT NULL, reason TEXT,
     tokens_in INTEGER NOT NULL DEFAULT 0, tokens_out INTEGER NOT NULL DEFAULT 0, cost_usd REAL,
     attempts INTEGER NOT NULL DEFAULT 0, revisions INTEGER NOT NULL DEFAULT 0, seconds REAL NOT NULL DEFAULT 0,
-    task BLOB
+    task BLOB, retries INTEGER NOT NULL DEFAULT 0, timeouts INTEGER NOT NULL DEFAULT 0, budget_stop TEXT
 );
 CREATE TABLE IF NOT EXISTS validations (
     key TEXT PRIMARY KEY, task_name TEXT NOT NULL, digest TEXT, status TEXT NOT NULL, reason TEXT NOT NULL,
@@ -53,12 +55,17 @@ CREATE TABLE IF NOT EXISTS reviews (
 CREATE TABLE IF NOT EXISTS metrics (round INTEGER PRIMARY KEY, data TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS trainings (
     round INTEGER PRIMARY KEY, trainer TEXT NOT NULL,
-    before TEXT NOT NULL, solver TEXT NOT NULL, metrics TEXT NOT NULL   -- SolverSpec JSON, metrics JSON
+    before TEXT NOT NULL, solver TEXT NOT NULL, metrics TEXT NOT NULL,  -- SolverSpec JSON, metrics JSON
+    proposer TEXT                                                       -- LLMSpec JSON: a trained proposer
 );
 CREATE TABLE IF NOT EXISTS training_steps (                             -- a training's per-step figures
     round INTEGER NOT NULL, idx INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (round, idx)
 );
 """
+
+_ADDED_COLUMNS = {"proposals": {"retries": "INTEGER NOT NULL DEFAULT 0", "timeouts": "INTEGER NOT NULL DEFAULT 0",
+                                "budget_stop": "TEXT"},
+                  "trainings": {"proposer": "TEXT"}}
 
 
 class UnitSlot(BaseModel):
@@ -119,7 +126,8 @@ class ReviewRecord(BaseModel):
 
 
 class TrainingRecord(BaseModel):
-    """One round's training: the solver spec it started from and the one it returned."""
+    """One round's training: the solver spec it started from and the one it returned (and the
+    proposer model it returned, when it trained one)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -128,6 +136,7 @@ class TrainingRecord(BaseModel):
     before: SolverSpec
     solver: SolverSpec
     metrics: dict[str, float]
+    proposer: LLMSpec | None = None
     history: list[dict[str, float]] = Field(default_factory=list)  # TrainResult.history
 
 
@@ -141,6 +150,11 @@ class RunDB:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=FULL")
         self.db.executescript(_SCHEMA)
+        for table, columns in _ADDED_COLUMNS.items():  # a run recorded before these existed
+            have = {row["name"] for row in self.db.execute(f"PRAGMA table_info({table})")}
+            for column, declared in columns.items():
+                if column not in have:
+                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declared}")
 
     def close(self) -> None:
         self.db.close()
@@ -170,6 +184,36 @@ class RunDB:
     def config(self) -> dict[str, Any]:
         row = self.db.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()
         return json.loads(row["value"]) if row else {}
+
+    # -- budgets ----------------------------------------------------------------------------
+    def add_seconds(self, round: int, seconds: float) -> None:
+        """Wall time of a finished batch of ``round`` (what the round and run budgets count)."""
+        with self.transaction() as db:
+            db.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET "
+                       "value = CAST(CAST(value AS REAL) + CAST(excluded.value AS REAL) AS TEXT)",
+                       (f"seconds:{round}", str(seconds)))
+
+    def spent(self, round: int | None = None) -> dict[str, float]:
+        """Tokens, dollars and batch wall time of ``round`` (None: the whole run) so far."""
+        where, params = (" WHERE round = ?", (round,)) if round is not None else ("", ())
+        row = self.db.execute("SELECT COALESCE(SUM(tokens_in + tokens_out), 0) AS tokens, "
+                              f"COALESCE(SUM(cost_usd), 0) AS usd FROM proposals{where}", params).fetchone()
+        like = f"seconds:{round}" if round is not None else "seconds:%"
+        seconds = self.db.execute("SELECT COALESCE(SUM(CAST(value AS REAL)), 0) FROM meta WHERE key LIKE ?",
+                                  (like,)).fetchone()[0]
+        return {"tokens": int(row["tokens"]), "usd": float(row["usd"]), "seconds": float(seconds)}
+
+    def set_budget_stop(self, round: int, reason: str | None) -> None:
+        """Record (or, with None, clear) why the budget stopped ``round``'s proposals."""
+        with self.transaction() as db:
+            if reason is None:
+                db.execute("DELETE FROM meta WHERE key = ?", (f"budget_stop:{round}",))
+            else:
+                _insert(db, "meta", {"key": f"budget_stop:{round}", "value": reason})
+
+    def budget_stop(self, round: int) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (f"budget_stop:{round}",)).fetchone()
+        return row["value"] if row else None
 
     # -- units ------------------------------------------------------------------------------
     def done(self, key: str) -> bool:
@@ -235,7 +279,8 @@ class RunDB:
             _insert(db, "trainings", {"round": training.round, "trainer": training.trainer,
                                       "before": training.before.model_dump_json(),
                                       "solver": training.solver.model_dump_json(),
-                                      "metrics": json.dumps(training.metrics)})
+                                      "metrics": json.dumps(training.metrics),
+                                      "proposer": training.proposer.model_dump_json() if training.proposer else None})
             for i, row in enumerate(training.history):
                 _insert(db, "training_steps", {"round": training.round, "idx": i, "data": json.dumps(row)})
 
@@ -247,7 +292,8 @@ class RunDB:
         return [TrainingRecord(round=row["round"], trainer=row["trainer"],
                                before=SolverSpec.model_validate_json(row["before"]),
                                solver=SolverSpec.model_validate_json(row["solver"]),
-                               metrics=json.loads(row["metrics"]), history=steps.get(row["round"], []))
+                               metrics=json.loads(row["metrics"]), history=steps.get(row["round"], []),
+                               proposer=LLMSpec.model_validate_json(row["proposer"]) if row["proposer"] else None)
                 for row in rows]
 
     def training(self, round: int) -> TrainingRecord | None:

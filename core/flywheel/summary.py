@@ -74,7 +74,13 @@ def round_summary(db: RunDB, round: int) -> RoundSummary:
         "outcomes": {o: sum(1 for x in outs if x.outcome == o) for o in
                      ("admitted", "failed_calibration", "failed_validation", "refused", "infrastructure")},
         "domains": {d: sum(1 for u in units if u.domain == d) for d in sorted({u.domain for u in units})},
+        "llm_retries": sum(u.retries for u in units),
+        "llm_timeouts": sum(u.timeouts for u in units),
+        "budget_stops": sum(u.budget_stop is not None for u in units),
     }
+    stop = db.budget_stop(round)
+    if stop is not None:
+        data["budget_stop"] = stop
     training = db.training(round)
     if training is not None:
         data["training"] = {"trainer": training.trainer, "solver_model": training.solver.model,

@@ -99,6 +99,8 @@ class ChatResponse(_Frozen):
     """Set only by a backend built with raise_on_refusal=False; otherwise refusals raise LLMRefusal."""
     attempts: int = 1
     """HTTP attempts it took (1 = no retry)."""
+    timeouts: int = 0
+    """Attempts among them that timed out before a later one answered."""
 
 
 @dataclasses.dataclass
@@ -112,10 +114,13 @@ class UsageTotals:
     unpriced_calls: int = 0
     """Calls whose model has no price: cost_usd is then a lower bound, and reports should say so."""
     retries: int = 0
+    timeouts: int = 0
+    """Attempts that timed out (each was retried, or ended its call)."""
     failed_calls: int = 0
 
     def add(self, response: ChatResponse) -> None:
         self.calls += 1
+        self.timeouts += response.timeouts
         self.prompt_tokens += response.usage.prompt_tokens
         self.completion_tokens += response.usage.completion_tokens
         self.retries += response.attempts - 1
@@ -124,9 +129,10 @@ class UsageTotals:
         else:
             self.cost_usd += response.cost_usd
 
-    def add_failure(self, retries: int) -> None:
+    def add_failure(self, retries: int, timeouts: int = 0) -> None:
         self.failed_calls += 1
         self.retries += retries
+        self.timeouts += timeouts
 
 
 class ChatOptions(TypedDict, total=False):

@@ -17,6 +17,10 @@ class LLMError(AESError):
 
     scored: ClassVar[bool] = False
     """Whether an attempt that ended in this error counts as a scored (model-caused) failure."""
+    retries: int = 0
+    """Attempts retried before the call gave up with this error."""
+    timeouts: int = 0
+    """Attempts of the call that timed out."""
 
 
 class LLMRefusal(LLMError):
@@ -47,3 +51,10 @@ class LLMRequestError(LLMError):
 class LLMConfigError(LLMError, ConfigError):
     """The backend is misconfigured (missing or rejected API key, unknown model or path): not scored,
     since every attempt would fail the same way."""
+
+
+class BudgetExceeded(LLMError):
+    """A budget (``llm.budget``) ran out before a call, or during its wait. Scored: spending the
+    budget is the work's own doing (arms compared under one budget pay for what they use)."""
+
+    scored = True

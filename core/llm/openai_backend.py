@@ -208,24 +208,29 @@ class OpenAIBackend(LLMBackend):
         if seed is not None:
             request["seed"] = seed
         started = time.monotonic()
-        attempt = 0
+        attempt = timeouts = 0
         with LiveCall(self.model) as live:
             while True:
                 attempt += 1
                 try:
                     raw, usage = await self._attempt(request, live)
-                    response = self._to_response(raw, started, attempt, usage)
+                    response = self._to_response(raw, started, attempt, usage).model_copy(update={"timeouts": timeouts})
                 except _RetryableError as e:
+                    timeouts += e.kind is LLMTimeout
                     if attempt > self.max_retries:
-                        self.usage.add_failure(retries=attempt - 1)
-                        raise e.final(attempt) from None
+                        raise self._failed(e.final(attempt), attempt, timeouts) from None
                     await asyncio.sleep(self.backoff(attempt, e.retry_after))
                     continue
-                except LLMError:
-                    self.usage.add_failure(retries=attempt - 1)
-                    raise
+                except LLMError as e:
+                    raise self._failed(e, attempt, timeouts)
                 self.usage.add(response)
                 return response
+
+    def _failed(self, error: LLMError, attempts: int, timeouts: int) -> LLMError:
+        """``error``, counted in the totals and carrying the call's retries and timeouts."""
+        error.retries, error.timeouts = attempts - 1, timeouts
+        self.usage.add_failure(retries=error.retries, timeouts=timeouts)
+        return error
 
     async def _attempt(self, request: dict[str, Any], live: LiveCall) -> tuple[Any, Usage | None]:
         """One HTTP call, with errors sorted into retryable ones and final LLMErrors: the completion,

@@ -143,7 +143,7 @@ class AgenticProposer(Proposer):
             tokens_out=trajectory.tokens_out, cost_usd=cost, attempts=sum(1 for m in trajectory.messages
                                                                           if m.get("role") == "assistant"),
             revisions=max(0, check.used - 1), refused=stop == "refused", infrastructure_failure=stop == "infrastructure",
-            error=error or (trajectory.error if stop in ("refused", "infrastructure") else None),
+            error=error or (trajectory.error if stop in ("refused", "infrastructure", "budget") else None),
             seconds=time.monotonic() - start, report=report, transcript=trajectory.messages,
         )
 

@@ -30,8 +30,9 @@ Checker = Callable[[Task], Awaitable[ValidationReport]]
 
 class ProposalCost(BaseModel):
     """What a proposal attempt spent: model tokens in and out, dollars (None: the model has no
-    price), model calls (``attempts``) and rounds of feedback after the first try (``revisions``).
-    The flywheel's run database records it with each unit."""
+    price), model calls (``attempts``), rounds of feedback after the first try (``revisions``), the
+    calls' HTTP retries and timed-out attempts, and ``budget_stop``, what ran out when a budget
+    ended the proposal. The flywheel's run database records it with each unit."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -40,6 +41,9 @@ class ProposalCost(BaseModel):
     cost_usd: float | None = 0.0
     attempts: int = 0
     revisions: int = 0
+    retries: int = 0
+    timeouts: int = 0
+    budget_stop: str | None = None
 
 
 class Proposal(ProposalCost):

@@ -17,7 +17,7 @@ from ..domains.base import Domain
 from ..errors import AESError
 from ..gates.base import ValidationReport
 from ..llm.base import ChatMessage, UsageTotals
-from ..llm.errors import LLMError, LLMRefusal
+from ..llm.errors import BudgetExceeded, LLMError, LLMRefusal
 from ..tasks import PROVENANCE_KEY, Task, read_task
 from .base import Proposal, Proposer
 from .response import MalformedResponse, parse_task, render_task
@@ -118,6 +118,8 @@ class PromptProposer(Proposer):
                                                seed=seed * 10 + attempt)
             except LLMRefusal as exc:
                 return done(refused=True, error=exc.message)
+            except BudgetExceeded as exc:  # the last answer (and its report) stand as the proposal
+                return done(error=problem if task is not None else exc.message)
             except LLMError as exc:
                 if not exc.scored:
                     return done(infrastructure_failure=True, error=exc.message)

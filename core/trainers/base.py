@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..executors.jobs import SolverSpec
+from ..executors.jobs import LLMSpec, SolverSpec
 from ..sandbox.base import SandboxPolicy
 
 if TYPE_CHECKING:
@@ -49,6 +49,9 @@ class TrainResult(BaseModel):
 
     solver: SolverSpec
     metrics: dict[str, float] = Field(default_factory=dict)
+    proposer: LLMSpec | None = None
+    """The model the next round's LLM proposers use, when the training changed it (one model trained
+    in both roles); None: they keep theirs."""
     history: list[dict[str, float]] = Field(default_factory=list)
     """Per-step figures for the report's training curves: rows with ``step`` and any of
     ``reward_mean``, ``useful_group_rate``, ``held_out_pass_rate`` (and more)."""

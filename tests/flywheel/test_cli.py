@@ -69,6 +69,9 @@ def test_generate_a_suite(tmp_path: Path, backend: Any, terminal_installed: None
     (["generate", "-n", "1", "--executor", "nope"], "error: unknown executor 'nope' (known: local, ray)"),
     (["generate", "-n", "1", "--ray-address", "head:6379"], "error: the local executor takes no address"),
     (["run", "--llm-backend", "openai"], "error: the openai LLM backend needs the server's base URL"),
+    (["run", "--round-budget", "tokens=lots"], "cannot read the budget 'tokens=lots' at 'tokens=lots'"),
+    (["generate", "-n", "1", "--run-budget", "usd=0"], "has a limit that is not positive"),
+    (["run", "--train-roles", "both"], "error: --train-steps/--train-held-out/--train-roles configure training"),
 ])
 def test_usage_errors_are_one_line(tmp_path: Path, args: list[str], message: str) -> None:
     done = _cli(*args, "--out", str(tmp_path / "out"))

@@ -6,8 +6,10 @@ trained model, which the next round's solver loads. An interrupted training resu
 checkpoint when the run is resumed. Held-out tasks (fresh tasks of the pool's families, generated
 with seeds the flywheel never uses) measure the solver before and after.
 
-Options (``run --train-steps N --train-held-out K``, or ``FlywheelConfig.trainer_options``): any
-``GRPOSettings`` field by name, plus ``held_out`` (how many held-out tasks).
+Options (``run --train-steps N --train-held-out K --train-roles both``, or
+``FlywheelConfig.trainer_options``): any ``GRPOSettings`` field by name, plus ``held_out`` (how many
+held-out tasks). With ``roles`` both (or proposer) the solver's model is also trained as the
+proposer (rewards from the admission gates), and the next round's LLM proposers use it.
 """
 
 from __future__ import annotations
@@ -101,4 +103,7 @@ class GRPOFlywheelTrainer(Trainer):
         outcome = run.run(resume=(context.workdir / "settings.json").is_file())
         trained = solver.model_copy(update={"llm": solver.llm.model_copy(update={"model": str(outcome.model)})})
         history = [*outcome.history, *(e.row() for e in outcome.evaluations)]
-        return TrainResult(solver=trained, metrics=outcome.summary(), history=sorted(history, key=lambda r: r["step"]))
+        # One model in both roles: the LLM proposers of the next round propose with the trained weights too.
+        proposer = trained.llm if settings.roles != "solver" else None
+        return TrainResult(solver=trained, metrics=outcome.summary(), history=sorted(history, key=lambda r: r["step"]),
+                           proposer=proposer)

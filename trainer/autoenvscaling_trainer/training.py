@@ -233,7 +233,10 @@ class GRPORun:
         )
         engine = RolloutEngine(self.pool, s, host=self.host, backend_factory=self.backend_factory,
                                on_step=self._record)
-        dataset = Dataset.from_dict({"prompt": [task_prompt(t) for t in self.pool]})
+        # A step takes ``groups`` prompts: a pool smaller than that (a flywheel's first round) is
+        # repeated, or TRL's sampler would find no full batch and train no step at all.
+        prompts = [task_prompt(t) for t in self.pool] * -(-s.groups // len(self.pool))
+        dataset = Dataset.from_dict({"prompt": prompts})
         trainer = GRPOTrainer(model=model, reward_funcs=[make_reward_function(s.scale_rewards)], args=args,
                               train_dataset=dataset, processing_class=tokenizer, rollout_func=engine,
                               callbacks=self.callbacks)

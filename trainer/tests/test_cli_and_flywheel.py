@@ -12,7 +12,8 @@ from typing import Any
 from trainer_helpers import count_task
 
 from autoenvscaling.executors.jobs import LLMSpec, SolverSpec
-from autoenvscaling.flywheel.loop import Flywheel, FlywheelConfig
+from autoenvscaling.flywheel.loop import Budgets, Flywheel, FlywheelConfig
+from autoenvscaling.llm.budget import Budget
 from autoenvscaling.flywheel.rundb import RunDB
 from autoenvscaling.gates.base import GateSettings
 from autoenvscaling.plugins import create_host
@@ -53,16 +54,23 @@ def test_train_on_a_suite_then_resume(half_solver: Path, tmp_path: Path) -> None
     assert missing.returncode != 0 and "no model checkpoint" in missing.stderr and "Traceback" not in missing.stderr
 
 
-def test_the_flywheel_trains_between_rounds(half_solver: Path, tmp_path: Path) -> None:
+def test_the_flywheel_trains_one_model_in_both_roles_between_rounds(half_solver: Path, tmp_path: Path) -> None:
+    """``run --train --train-roles both`` with the model as solver and as prompt proposer: each
+    round's training returns the model the next round solves and proposes with."""
     import autoenvscaling_trainer
 
     host = create_host(entrypoints=False, plugins=[toy, autoenvscaling_trainer])
-    options = {"steps": 1, "held_out": 1, "group_size": 2, "groups": 1, "tokens_per_turn": 24, "temperature": 1.0}
+    options = {"steps": 1, "held_out": 1, "group_size": 2, "groups": 2, "tokens_per_turn": 24, "temperature": 1.0,
+               "roles": "both", "proposer_tokens": 24, "max_resamples": 0}
+    # The proposal budget caps the model's answer at 64 tokens: too short for a task, long enough to record.
     config = FlywheelConfig(seed=2, rounds=2, per_round=3, mix={"toy": 1.0}, trainer="grpo", trainer_options=options,
+                            proposers={"procedural": 2.0, "prompt": 1.0}, budgets=Budgets(proposal=Budget(tokens=64)),
                             settings=GateSettings(flaky_runs=1, calibration_band=(0.0, 1.0)))
-    solver = SolverSpec(llm=LLMSpec(model=str(half_solver), backend="transformers"))
+    model = LLMSpec(model=str(half_solver), backend="transformers")
+    solver = SolverSpec(llm=model)
     out = tmp_path / "run"
-    fw = Flywheel(config, out, host=host, backend=BwrapBackend(), solver=solver, report_writer=write_report)
+    fw = Flywheel(config, out, host=host, backend=BwrapBackend(), solver=solver, proposer_llm=model,
+                  report_writer=write_report)
 
     async def go() -> Any:
         try:
@@ -72,6 +80,7 @@ def test_the_flywheel_trains_between_rounds(half_solver: Path, tmp_path: Path) -
 
     try:
         asyncio.run(go())
+        proposers = (fw._proposer_for(0), fw._proposer_for(1))
     finally:
         fw.close()
     trainings = RunDB(out / "run.sqlite").trainings()
@@ -79,6 +88,11 @@ def test_the_flywheel_trains_between_rounds(half_solver: Path, tmp_path: Path) -
     first = trainings[0]
     assert first.solver.model == str(out / "training" / "round-0" / "model") and first.before.model == str(half_solver)
     assert trainings[1].before.model == first.solver.model  # round 1's solver was the trained one
+    assert first.proposer is not None and first.proposer.model == first.solver.model
+    # Round 0 proposed with the initial model, round 1 with the trained one (a resumed run too).
+    assert proposers == (model, first.proposer)
+    assert any(u.proposer == "prompt" for u in RunDB(out / "run.sqlite").units())
+    assert any(row.get("proposer/groups") == 1 for row in first.history)
     assert first.metrics["steps"] == 1  # round 0 admitted tasks, and the solver trained on them
     assert any("useful_group_rate" in row for row in first.history)
     assert any("held_out_pass_rate" in row for row in first.history)

@@ -93,3 +93,32 @@ def test_a_proposal_scores_by_its_admission_outcome() -> None:
     assert admitted_then_too_hard.stream.prompt_ids and sum(admitted_then_too_hard.stream.env_mask) > 0
     garbage = propose_with("I would rather not write a task today.")
     assert garbage.status == "failed_validation" and garbage.reward == -1.0
+
+
+def test_one_model_takes_a_grpo_step_in_both_roles(half_solver: Path, tmp_path: Path) -> None:
+    """TRL's GRPOTrainer steps on a solver group and a proposer group of the same tiny model: the
+    proposer's episodes are real proposals (the domain guide, contract and example as prompt),
+    scored by the admission path, and both roles' token streams reach the loss."""
+    from safetensors.torch import load_file
+    from trainer_helpers import count_task
+
+    from autoenvscaling_trainer.training import GRPORun
+
+    settings = GRPOSettings(steps=1, roles="both", groups=2, group_size=4, max_turns=2, tokens_per_turn=24,
+                            proposer_tokens=24, learning_rate=1e-3, command_timeout_sec=10, temperature=1.0)
+    run = GRPORun([count_task(0), count_task(100)], model=str(half_solver), out=tmp_path / "run", settings=settings,
+                  host=create_host(entrypoints=False, plugins=[toy]), backend_factory=BwrapBackend)
+    outcome = run.run()
+    [row] = outcome.history
+    assert row["solver/groups"] >= 1 and row["proposer/groups"] >= 1 and "trl/loss" in row
+    solver, proposer = run.engine.last_groups  # the groups kept: dynamic sampling found a useful solver group
+    assert solver.useful, solver.rewards
+    assert (solver.role, proposer.role) == ("solver", "proposer")
+    # 24 tokens cannot hold a task: every proposal is the model's own failed validation (the gates' -1).
+    assert proposer.rewards == [-1.0] * 4 and {e.status for e in proposer.episodes} == {"failed_validation"}
+    tokenizer = run.engine.generator.tokenizer
+    prompt = tokenizer.decode(proposer.episodes[0].stream.prompt_ids)
+    assert "toy" in prompt and "tests/test.sh" in prompt  # the proposer's real prompt: guide, contract, example
+    assert all(0 < len(e.stream.completion_ids) <= 25 for e in proposer.episodes)
+    before, after = load_file(half_solver / "model.safetensors"), load_file(outcome.model / "model.safetensors")
+    assert any((before[k] - after[k]).abs().max() > 0 for k in before)
