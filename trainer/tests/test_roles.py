@@ -95,6 +95,7 @@ def test_a_proposal_scores_by_its_admission_outcome() -> None:
     assert garbage.status == "failed_validation" and garbage.reward == -1.0
 
 
+@pytest.mark.slow  # the flywheel test in test_cli_and_flywheel.py takes such steps in the fast set
 def test_one_model_takes_a_grpo_step_in_both_roles(half_solver: Path, tmp_path: Path) -> None:
     """TRL's GRPOTrainer steps on a solver group and a proposer group of the same tiny model: the
     proposer's episodes are real proposals (the domain guide, contract and example as prompt),
