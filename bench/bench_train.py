@@ -8,7 +8,12 @@ groups during training, the held-out pass rate and mean reward before and after,
 
     .venv/bin/python bench/bench_train.py [--model embedded|PATH] [--families basics] [--pool 16]
         [--level N] [--held-out 12] [--steps 12] [--group-size 4] [--groups 2] [--lr 1e-5] [--turns 2]
-        [--tokens 64] [--eval-rollouts 4] [--out DIR] [--resume]
+        [--tokens 64] [--eval-rollouts 4] [--roles solver|proposer|both] [--proposer-tokens 768]
+        [--out DIR] [--resume]
+
+With ``--roles both`` one model is trained in both roles: a step's groups are split between solver
+groups and proposer groups (real proposals of task variants, rewarded by the admission gates and
+calibration against the policy); the proposer groups' outcomes and rewards are printed too.
 """
 
 from __future__ import annotations
@@ -71,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eval-rollouts", type=int, default=4)
     parser.add_argument("--max-resamples", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--roles", choices=("solver", "proposer", "both"), default="solver")
+    parser.add_argument("--proposer-tokens", type=int, default=768)
     parser.add_argument("--out", type=Path, default=Path("/tmp/aes-bench-train"))
     parser.add_argument("--resume", action="store_true")
     args = parser.parse_args(argv)
@@ -96,7 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     admit_seconds = time.monotonic() - started
     settings = GRPOSettings(steps=args.steps, group_size=args.group_size, groups=args.groups, learning_rate=args.lr,
                             max_turns=args.turns, tokens_per_turn=args.tokens, eval_rollouts=args.eval_rollouts,
-                            max_resamples=args.max_resamples, seed=args.seed)
+                            max_resamples=args.max_resamples, seed=args.seed, roles=args.roles,
+                            proposer_tokens=args.proposer_tokens)
     run = GRPORun(pool, model=args.model, out=args.out, settings=settings, host=host, backend_factory=BwrapBackend,
                   held_out=held_out)
     outcome = run.run(resume=args.resume)
@@ -104,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     groups = sum(r["groups"] for r in rows)
     useful = sum(r["useful_groups"] for r in rows)
     before, after = outcome.evaluations[0], outcome.evaluations[-1]
-    print(f"\nGRPO on {len(pool)} admitted {'/'.join(families)} tasks, model {args.model}, "
+    print(f"\nGRPO on {len(pool)} admitted {'/'.join(families)} tasks, model {args.model}, roles {args.roles}, "
           f"{args.groups} x {args.group_size} rollouts per step, {args.turns} turns x {args.tokens} tokens, lr {args.lr:g}")
     print(f"steps: {outcome.steps}   wall time: {outcome.seconds / 60:.1f} min training+evaluation "
           f"(+{admit_seconds / 60:.1f} min admitting tasks)")
@@ -113,12 +121,17 @@ def main(argv: list[str] | None = None) -> int:
           f"{sum(r['unfilled_slots'] for r in rows):.0f} slots left without a useful group)")
     print("per step (useful/generated, reward mean):",
           " ".join(f"{r['useful_groups']:.0f}/{r['groups']:.0f}:{r['reward_mean']:.2f}" for r in rows))
+    for role in ("solver", "proposer") if args.roles == "both" else ():
+        mine = [r for r in rows if f"{role}/groups" in r]
+        print(f"{role}: {sum(r[f'{role}/useful_groups'] for r in mine):.0f} useful of "
+              f"{sum(r[f'{role}/groups'] for r in mine):.0f} groups, reward mean per step "
+              + " ".join(f"{r[f'{role}/reward_mean']:.2f}" for r in mine))
     for name, e in (("before", before), ("after", after)):
         print(f"held-out pass rate {name}: {e.pass_rate:.1%} [{e.low:.1%}, {e.high:.1%}] "
               f"({e.passed}/{e.n} rollouts on {len(held_out)} tasks), mean reward {e.mean_reward:.3f}")
     print(json.dumps({"steps": outcome.steps, "seconds": round(outcome.seconds, 1), "groups": groups,
                       "useful_groups": useful, "before": before.row(), "after": after.row(),
-                      "pool": len(pool), "held_out": len(held_out), "model": str(outcome.model)}))
+                      "pool": len(pool), "held_out": len(held_out), "model": str(outcome.model), "roles": args.roles}))
     return 0
 
 
