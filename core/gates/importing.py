@@ -90,14 +90,13 @@ def import_tasks(items: Iterable[Item], out: str | Path, *, check: bool = True, 
 
 async def _check_all(pending: list[tuple[str, Task]], backend_name: str, decided: Callable[[Row, Task | None], None],
                      explain: Callable[[ValidationReport], tuple[str, str]]) -> None:
-    from ..plugins import create_host
     from ..runtime.trial import TrialRunner
     from ..sandbox.base import SandboxPolicy
-    from ..sandbox.select import BackendCatalog, make_backend
+    from ..sandbox.select import BackendCatalog, make_backend, plugin_host
     from .base import GateContext, GateSettings
     from .validate import validate_task
 
-    host = create_host()
+    host = plugin_host()
     # Only these gates: a domain's own gates judge its generated tasks (spec, seed, key), not imports.
     gates = [host.gates.get(name)() for name in CHECK_GATES]
     backend = make_backend(backend_name, host, SandboxPolicy())

@@ -19,6 +19,7 @@ that we ignore or narrow (MCP servers, an allowlist network, ...) are warnings (
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import hashlib
 import re
@@ -29,7 +30,7 @@ from ..errors import BuildError
 from ..sandbox.compose import compose_file, load_compose
 from ..sandbox.dockerfile import Context, Instruction, parse_dockerfile, words
 from ..sandbox.rootfs import resolve_base
-from ..sandbox.select import BackendCatalog
+from ..sandbox.select import BackendCatalog, plugin_host
 from ..tasks import PROVENANCE_KEY, StepConfig, Task, is_harbor_name, qualified_name
 from .base import DEFAULT_BACKEND, Evidence, Finding, Gate, GateContext, GateResult
 from .harbor_fields import harbor_field_findings
@@ -45,6 +46,7 @@ _VAR_NAME = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 _MIN_LEAK_BYTES = 64
 REASON_CHARS = 300  # the one-line reason lists findings up to about this length; the evidence has all
 LOCAL_BASES = ("bwrap",)  # backends that build FROM a local base root instead of pulling the image
+_SCRIPTS = ("tests/test.sh", "solution/solve.sh")  # what every task (or each step) must have
 
 
 class LintGate(Gate):
@@ -105,9 +107,7 @@ def lint_task(task: Task, *, backend: str | None = None, catalog: BackendCatalog
 @lru_cache(maxsize=1)
 def default_catalog() -> BackendCatalog:
     """The installed plugins' backends under the default policy, for lint calls that bring none."""
-    from ..plugins import create_host
-
-    return BackendCatalog(create_host())
+    return BackendCatalog(plugin_host())
 
 
 def _harbor_name(task: Task) -> list[Finding]:
@@ -148,19 +148,13 @@ def _required_files(task: Task) -> list[str]:
     if not task.steps:
         if not (task.instruction or "").strip():
             out.append("missing or empty instruction.md")
-        if "tests/test.sh" not in task.files:
-            out.append("missing tests/test.sh")
-        if "solution/solve.sh" not in task.files:
-            out.append("missing solution/solve.sh")
-        return out
+        return out + [f"missing {rel}" for rel in _SCRIPTS if rel not in task.files]
     for step in task.steps:
         base = f"steps/{step.name}"
         if not (task.step_instruction(step) or "").strip():
             out.append(f"step {step.name}: missing {base}/instruction.md (and no top-level instruction.md)")
-        if f"{base}/tests/test.sh" not in task.files and "tests/test.sh" not in task.files:
-            out.append(f"step {step.name}: missing {base}/tests/test.sh")
-        if f"{base}/solution/solve.sh" not in task.files and "solution/solve.sh" not in task.files:
-            out.append(f"step {step.name}: missing {base}/solution/solve.sh")
+        out += [f"step {step.name}: missing {base}/{rel}" for rel in _SCRIPTS
+                if f"{base}/{rel}" not in task.files and rel not in task.files]
     return out
 
 
@@ -331,14 +325,12 @@ def copy_sources(dockerfile: str) -> list[str]:
     (the lint reports why)."""
     variables: dict[str, str] = {}
     sources: list[str] = []
-    try:
+    with contextlib.suppress(BuildError):
         for inst in parse_dockerfile(dockerfile):
             if inst.keyword in ("ARG", "ENV"):
                 variables.update(_declared(inst, variables))
             elif inst.keyword in ("COPY", "ADD"):
                 sources += _sources(inst, variables)
-    except BuildError:
-        return sources
     return sources
 
 

@@ -6,7 +6,7 @@ from LLM proposers, from imported suites and from hand-written tasks alike, so i
 
 from __future__ import annotations
 
-
+from ..sandbox.select import plugin_host
 from ..tasks import Task
 from .base import Evidence, GateContext, GateResult
 from .runtime import _AttemptGate, trial_evidence
@@ -24,11 +24,7 @@ class RedTeamGate(_AttemptGate):
     async def check(self, task: Task, ctx: GateContext) -> GateResult:
         from ..redteam.run import cheats_for, outcome, tally
 
-        host = ctx.host
-        if host is None:
-            from ..plugins import create_host
-
-            host = create_host()
+        host = plugin_host(ctx.host)
         domain = task.provenance.domain
         if domain and domain in host.domains and host.domains.get(domain)().redteam_tested(task):
             return self.result("pass", f"skipped: a {domain} family whose own tests red-team its verifier "

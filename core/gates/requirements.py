@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..sandbox.base import BackendCapabilities, SandboxBackend
+from ..sandbox.base import BackendCapabilities
 from ..sandbox.gpu import gpu_type_matches
 from ..sandbox.select import BackendCatalog
 from ..tasks import Task
@@ -96,12 +96,10 @@ def _policy_warnings(task: Task, req: TaskRequirements, backend: str, caps: Back
         out.append(Finding(f"allow_internet is not granted ({how}); the offline verifier runtime serves the "
                            "usual bootstrap downloads", "warning"))
     asked = task.config.environment.model_fields_set  # what task.toml set, not Harbor's defaults
-    if "memory_mb" in asked and caps.max_memory_mb and req.memory_mb > caps.max_memory_mb:
-        out.append(Finding(f"memory_mb = {req.memory_mb} is capped at {caps.max_memory_mb} MB by the sandbox policy",
-                           "warning"))
-    if "storage_mb" in asked and caps.max_storage_mb and req.storage_mb > caps.max_storage_mb:
-        out.append(Finding(f"storage_mb = {req.storage_mb} is capped at {caps.max_storage_mb} MB by the sandbox policy",
-                           "warning"))
+    for key, wanted, cap in (("memory_mb", req.memory_mb, caps.max_memory_mb),
+                             ("storage_mb", req.storage_mb, caps.max_storage_mb)):
+        if key in asked and cap and wanted > cap:
+            out.append(Finding(f"{key} = {wanted} is capped at {cap} MB by the sandbox policy", "warning"))
     return out
 
 
@@ -122,19 +120,12 @@ def _elsewhere(catalog: BackendCatalog, backend: str, flag: str, honours: Honour
     if here:
         return f"use --backend {here[0]}"
     declaring = _declaring(catalog, flag)
-    if declaring and elsewhere:
-        return f"{elsewhere} ({' or '.join(declaring)})"
-    return nobody
+    return f"{elsewhere} ({' or '.join(declaring)})" if declaring and elsewhere else nobody
 
 
 def _declaring(catalog: BackendCatalog, flag: str) -> list[str]:
     """Registered backends whose class declares ``flag`` (loaded without starting anything)."""
-    out = []
-    for name in catalog.names():
-        cls: type[SandboxBackend] | None = catalog.backend_class(name)
-        if cls is not None and getattr(cls, flag, False):
-            out.append(name)
-    return out
+    return [name for name in catalog.names() if getattr(catalog.backend_class(name), flag, False)]
 
 
 def unmet_requirements(task: Task, backend: str, catalog: BackendCatalog) -> list[str]:

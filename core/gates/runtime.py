@@ -66,11 +66,9 @@ class BuildGate(Gate):
 
 def _mapping(details: EnvironmentDetails) -> dict[str, Any]:
     """What the build substituted: the base image mapping and the builder's notes, when any."""
-    out: dict[str, Any] = {key: value for key, value in (("base_mapping", details.base_mapping),
-                                                         ("base_mappings", details.base_mappings)) if value}
-    if details.notes:
-        out["notes"] = list(details.notes)
-    return out
+    found = (("base_mapping", details.base_mapping), ("base_mappings", details.base_mappings),
+             ("notes", list(details.notes)))
+    return {key: value for key, value in found if value}
 
 
 def trial_evidence(result: TrialResult, command: str) -> Evidence:
@@ -83,13 +81,8 @@ def trial_evidence(result: TrialResult, command: str) -> Evidence:
         tail = f"[agent exit {action.exit_code}] {action.output[-EVIDENCE_AGENT_CHARS:]}\n{tail}"
     values: dict[str, Any] = {"reward": result.reward, "rewards": result.rewards, "status": result.status,
                               "seconds": round(result.seconds, 3)}
-    if result.error:
-        values["error"] = result.error
-    cause = trial_cause(result)
-    if cause:
-        values["cause"] = cause
-    if result.entrypoint_output:
-        values["entrypoint_output"] = result.entrypoint_output
+    extra = (("error", result.error), ("cause", trial_cause(result)), ("entrypoint_output", result.entrypoint_output))
+    values.update((key, value) for key, value in extra if value)
     return Evidence(command=command, output_tail=tail[-(OUTPUT_TAIL + EVIDENCE_AGENT_CHARS):], values=values)
 
 

@@ -82,15 +82,11 @@ class DomainLintGate(Gate):
 
     @classmethod
     def missing(cls, task: Task) -> str:
-        for required in cls.required:
-            if required not in task.files:
-                return f"{required} is missing"
-        return ""
+        return next((f"{required} is missing" for required in cls.required if required not in task.files), "")
 
     @classmethod
     def hidden_copy(cls, task: Task) -> str:
         hidden = {f.data for p, f in task.files.items() if _under(p, cls.hidden) and not _under(p, cls.visible)}
-        for path, file in task.files.items():
-            if path.startswith("environment/") and len(file.data) > cls.copy_floor and file.data in hidden:
-                return f"{path} is a copy of a hidden verifier file"
-        return ""
+        copies = (path for path, file in task.files.items()
+                  if path.startswith("environment/") and len(file.data) > cls.copy_floor and file.data in hidden)
+        return next((f"{path} is a copy of a hidden verifier file" for path in copies), "")

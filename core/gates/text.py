@@ -106,18 +106,14 @@ def _shingles(digest: str, text: str) -> frozenset[int]:
     return frozenset(ngrams(words(text), SHINGLE_WORDS)) or frozenset({hash(text)})
 
 
-def similarity_texts(task: Task) -> tuple[str, str]:
-    """What two tasks are compared on: what the agent is told, and what the verifier checks."""
+def task_shingles(task: Task) -> tuple[frozenset[int], frozenset[int]]:
+    """Shingle sets of what two tasks are compared on: the instructions (what the agent is told) and
+    the verifier files (what the verifier checks)."""
     verifier = [f.text for p, f in sorted(task.files.items())
                 if p.startswith("tests/") or (p.startswith("steps/") and "/tests/" in p)]
-    return "\n".join(instruction_texts(task)), "\n".join(verifier)
-
-
-def task_shingles(task: Task) -> tuple[frozenset[int], frozenset[int]]:
-    """Shingle sets of the instruction and of the verifier files."""
-    instruction, verifier = similarity_texts(task)
     digest = task.digest()
-    return _shingles(digest + ":instruction", instruction), _shingles(digest + ":verifier", verifier)
+    return (_shingles(digest + ":instruction", "\n".join(instruction_texts(task))),
+            _shingles(digest + ":verifier", "\n".join(verifier)))
 
 
 def similarity(a: Task, b: Task) -> tuple[float, float]:

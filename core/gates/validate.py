@@ -22,10 +22,10 @@ from pydantic import Field
 from ..errors import AESError, TaskFormatError, UsageError
 from ..executors.base import Executor, LocalExecutor
 from ..executors.jobs import Job, SolverSpec, TaskRef, WorkerSetup
-from ..sandbox.select import BackendCatalog
+from ..sandbox.select import BackendCatalog, plugin_host
 from ..tasks import Task
 from ..tasks.harbor import is_task_dir, read_task
-from .base import Gate, GateContext, GateResult, GateSettings, ValidationReport, Verdict
+from .base import Evidence, Gate, GateContext, GateResult, GateSettings, ValidationReport, Verdict
 
 if TYPE_CHECKING:
     from ..executors.worker import WorkerContext
@@ -64,8 +64,6 @@ async def run_gate(gate: Gate, task: Task, ctx: GateContext) -> GateResult:
     except AESError as exc:
         result = gate.result("error", exc.message + (f" ({exc.hint})" if exc.hint else ""))
     except Exception as exc:  # a bug in a gate or backend: keep the traceback in the evidence
-        from .base import Evidence
-
         line = f"{type(exc).__name__}: {exc}".splitlines()[0]
         result = gate.result("error", line, evidence=[Evidence(command=gate.name, output_tail=traceback.format_exc()[-2000:])])
     if not result.seconds:
@@ -80,10 +78,7 @@ async def validate_task(task_or_path: Task | str | os.PathLike[str], ctx_factory
     the task's name). The report is announced on ``host`` when one is given."""
     start = time.monotonic()
     if gates is None:
-        if host is None:
-            from ..plugins import create_host
-
-            host = create_host()
+        host = plugin_host(host)
         gates = load_gates(host)
     task: Task | None
     if isinstance(task_or_path, Task):
@@ -239,11 +234,7 @@ async def validate_many(paths_or_tasks: Iterable[Task | str | os.PathLike[str]],
     every report is announced here, on the driver. A job that crashes (a bug, a dead worker) still
     yields a report, status "error", so a batch always completes."""
     if validator is None:
-        if host is None:
-            from ..plugins import create_host
-
-            host = create_host()
-        validator = Validator(host=host, backend=backend, settings=settings, suite_tasks=suite_tasks,
+        validator = Validator(host=plugin_host(host), backend=backend, settings=settings, suite_tasks=suite_tasks,
                               held_out=held_out)
     if validator.backend is None and needs_sandbox(validator.gates, validator.settings, every_task=True):
         # Every task would fail the same way: that is a usage error, not a batch of reports. (A

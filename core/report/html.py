@@ -40,19 +40,14 @@ def render_report(db: RunDB, *, pool_size: int, title: str) -> str:
     band = tuple(config.get("settings", {}).get("calibration_band", (0.25, 0.75)))
     template = Template(resources.files("autoenvscaling.report").joinpath("templates", "report.html").read_text("utf-8"))
     return template.substitute(
-        title=escape(title),
-        subtitle=escape(_subtitle(config)),
+        title=escape(title), subtitle=escape(_subtitle(config)),
         cards=_cards(outs, rollouts, pool_size, len({u.round for u in units})),
         valid_chart=interval_chart(_interval_points(outs), title="valid-environment rate per proposer and round"),
-        valid_table=_valid_table(outs),
-        cost_table=_cost_table(outs),
+        valid_table=_valid_table(outs), cost_table=_cost_table(outs),
         pass_chart=bar_chart(_histogram(rollouts), title="solver mean reward per task", band=(band[0], band[1])),
         pass_table=_pass_table(rollouts),
         domain_chart=bar_chart(_domain_mix(units), title="proposals and admissions per domain"),
-        round_table=_round_table(db),
-        training=_training(db),
-        examples=_examples(units),
-    )
+        round_table=_round_table(db), training=_training(db), examples=_examples(units))
 
 
 def _subtitle(config: dict[str, Any]) -> str:
@@ -60,10 +55,8 @@ def _subtitle(config: dict[str, Any]) -> str:
              "proposers " + ", ".join(f"{k} ({v:g})" for k, v in sorted(config.get("proposers", {}).items()))]
     if config.get("mix"):
         parts.append("mix " + ", ".join(f"{k}={v:g}" for k, v in sorted(config["mix"].items())))
-    if config.get("proposer_model"):
-        parts.append(f"proposer model {config['proposer_model']}")
-    if config.get("solver_model"):
-        parts.append(f"solver {config['solver_model']}")
+    models = (("proposer_model", "proposer model"), ("solver_model", "solver"))
+    parts += [f"{label} {config[key]}" for key, label in models if config.get(key)]
     return " · ".join(parts)
 
 
@@ -91,12 +84,10 @@ def _cards(outs: list[m.ProposalOutcome], rollouts: list[Any], pool_size: int, r
 
 
 def _interval_points(outs: list[m.ProposalOutcome]) -> list[Interval]:
-    points = []
-    for (proposer, rnd), rate in m.valid_environment_rates(outs, key=lambda o: (o.proposer, o.round)).items():
-        if rate.value is not None:
-            points.append(Interval(series=proposer, category=f"round {rnd}", value=rate.value, low=rate.low or 0.0,
-                                   high=rate.high or 0.0, label=f"({rate.successes}/{rate.n})"))
-    return points
+    rates = m.valid_environment_rates(outs, key=lambda o: (o.proposer, o.round))
+    return [Interval(series=proposer, category=f"round {rnd}", value=rate.value, low=rate.low or 0.0,
+                     high=rate.high or 0.0, label=f"({rate.successes}/{rate.n})")
+            for (proposer, rnd), rate in rates.items() if rate.value is not None]
 
 
 def _table(headers: list[str], rows: list[list[str]], *, numeric: frozenset[int] | set[int] = frozenset(),
@@ -126,8 +117,7 @@ def _cost_table(outs: list[m.ProposalOutcome]) -> str:
     for model, c in m.cost_per_valid_environment(outs).items():
         per = "unknown price" if c.unpriced == c.proposals else ("n/a (none valid)" if c.per_valid_usd is None
                                                                else f"{c.per_valid_usd:.4f}")
-        rows.append([escape(model), str(c.proposals), str(c.valid), f"{c.total_usd:.4f}", per,
-                     str(c.unpriced)])
+        rows.append([escape(model), str(c.proposals), str(c.valid), f"{c.total_usd:.4f}", per, str(c.unpriced)])
     return _table(["proposer model", "proposals", "valid", "spent (USD)", "USD per valid environment",
                    "unpriced proposals"], rows, numeric={1, 2, 3, 4, 5})
 

@@ -26,27 +26,25 @@ class Interval:
     label: str = ""
 
 
-def _frame(body: list[str], *, width: int = WIDTH, height: int = HEIGHT, title: str) -> str:
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-            f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}" class="chart">'
+def _frame(body: list[str], *, title: str) -> str:
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
+            f'viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{escape(title)}" class="chart">'
             f'<title>{escape(title)}</title>' + "".join(body) + "</svg>")
 
 
-def _y_axis(top: float = 1.0, *, percent: bool = True, height: int = HEIGHT) -> list[str]:
-    plot_h = height - TOP - BOTTOM
+def _y_axis(top: float = 1.0, *, percent: bool = True) -> list[str]:
     out = []
     for i in range(5):
         frac = i / 4
-        y = TOP + plot_h * (1 - frac)
+        y = _y(frac, 1)
         label = f"{frac * top:.0%}" if percent else f"{frac * top:g}"
         out.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y:.1f}" y2="{y:.1f}" stroke="#ddd"/>')
         out.append(f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" font-size="11">{label}</text>')
     return out
 
 
-def _y(value: float, top: float, height: int = HEIGHT) -> float:
-    plot_h = height - TOP - BOTTOM
-    return TOP + plot_h * (1 - (value / top if top else 0))
+def _y(value: float, top: float) -> float:
+    return TOP + (HEIGHT - TOP - BOTTOM) * (1 - (value / top if top else 0))
 
 
 def _legend(series: list[str], y: float) -> list[str]:

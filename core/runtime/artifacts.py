@@ -54,9 +54,7 @@ class Artifact(BaseModel):
 
 def destination_of(spec: ArtifactConfig) -> str:
     """Where a source goes: its ``destination``, else its path without the leading "/"."""
-    if spec.destination:
-        return spec.destination.strip("/")
-    return posixpath.normpath(spec.source).lstrip("/") or "root"
+    return spec.destination.strip("/") if spec.destination else posixpath.normpath(spec.source).lstrip("/") or "root"
 
 
 async def collect_artifacts(sandbox: Sandbox, specs: list[ArtifactConfig], *, prefix: str = "",

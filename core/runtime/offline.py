@@ -130,9 +130,8 @@ def _download(specs: tuple[str, ...], dest: Path, wheelhouse: Path | None) -> tu
     """Pure-Python wheels for ``specs`` and all their dependencies: (name, version, wheel) and the
     oldest Python they were resolved for."""
     source = ["--no-index", "--find-links", str(wheelhouse)] if wheelhouse else []
-    host_python = "%d.%d" % sys.version_info[:2]
     proc = None
-    for python in dict.fromkeys([PYTHON_FLOOR, host_python]):
+    for python in dict.fromkeys([PYTHON_FLOOR, "%d.%d" % sys.version_info[:2]]):  # then the host's own Python
         shutil.rmtree(dest, ignore_errors=True)
         proc = subprocess.run([sys.executable, "-m", "pip", "--disable-pip-version-check", "--no-input", "download",
                                "--quiet", "--progress-bar", "off", "--dest", str(dest), "--only-binary=:all:",
@@ -398,12 +397,11 @@ def _check_python(out: Path) -> None:
     _run_python(out, ["-S", "-c", code, str(out)], "starting it")
 
 
-def _run_python(out: Path, args: list[str], doing: str) -> str:
-    """Run the assembled interpreter with ``args`` and an empty environment; its stdout."""
+def _run_python(out: Path, args: list[str], doing: str) -> None:
+    """Run the assembled interpreter with ``args`` and an empty environment (BuildError when it fails)."""
     proc = subprocess.run([str(out / "bin" / "python3"), *args], capture_output=True, text=True, env={},
                           timeout=600)
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
         raise BuildError(f"the offline verifier's Python failed {doing}: {tail[0]}",
                          hint="report it with `autoenvscaling doctor --json`")
-    return proc.stdout

@@ -28,6 +28,7 @@ from ..agents.base import Agent, AgentLimits, Trajectory
 from ..errors import AESError
 from ..sandbox.base import PreparedEnvironment, Sandbox, SandboxBackend
 from ..sandbox.isolation import DEFAULT_PATH
+from ..sandbox.select import plugin_host
 from ..tasks import HealthcheckConfig, StepConfig, Task
 from ..tasks.config import artifact_specs
 from .artifacts import Artifact, collect_artifacts
@@ -313,11 +314,7 @@ class TrialRunner:
         self.artifacts_limit = artifacts_limit
         self.limits = limits or AgentLimits()
         if runtimes is None:
-            if host is None:
-                from ..plugins import create_host
-
-                host = create_host()
-            registry = host.verifier_runtimes
+            registry = plugin_host(host).verifier_runtimes
             runtimes = [registry.get(name)(cache_dir=backend.cache_dir) for name in registry.names()]
         self.runtimes = list(runtimes)
         self._indexes: dict[str, ImageIndex] = {}  # PreparedEnvironment.ref -> what the pristine image resolves

@@ -62,8 +62,8 @@ def host_apt_proxies() -> dict[str, str]:
             return {}
         for line in out.splitlines():  # Acquire::http::Proxy "http://proxy:3128/";
             name, _, value = line.partition(" ")
-            if name == key and value.strip().strip(";").strip('"'):
-                found[key] = value.strip().strip(";").strip('"')
+            if name == key and (value := value.strip().strip(";").strip('"')):
+                found[key] = value
     return found
 
 
@@ -137,8 +137,7 @@ def host_build_network(environ: dict[str, str] | None = None, *, where: Path | N
         env.update({name: CA_TARGET for name in CA_VARIABLES})
     apt = _apt_conf(bool(bundle), host_apt_proxies()) if where is not None else None
     if apt and where is not None:
-        apt_conf = _published(apt, ".conf", where)
-        binds.append((apt_conf, APT_TARGET))
+        binds.append((_published(apt, ".conf", where), APT_TARGET))
         env["APT_CONFIG"] = APT_TARGET
     env.update({v: environ[v] for name in PROXY_VARIABLES for v in (name, name.upper()) if environ.get(v)})
     for name in PIP_VARIABLES:

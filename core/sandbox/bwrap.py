@@ -376,11 +376,9 @@ def upper_changes(upper: Path, pristine: Path) -> list[FileChange]:
                 for fd in (upper_fd, image_fd):
                     if fd is not None:
                         os.close(fd)
-    finally:
-        for upper_fd, _, image_fd in pending:
-            for fd in (upper_fd, image_fd):
-                if fd is not None:
-                    os.close(fd)
+    finally:  # the directories an error left unread
+        for left in [fd for upper_fd, _, image_fd in pending for fd in (upper_fd, image_fd) if fd is not None]:
+            os.close(left)
     return changes
 
 

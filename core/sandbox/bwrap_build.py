@@ -304,10 +304,9 @@ def _archive(entries: list[tuple[str, str, dict[str, TaskFile]]]) -> bytes:
 
 # -- building ----------------------------------------------------------------------------------------
 async def build_environment(task: Task, store: LayerStore, policy: SandboxPolicy,
-                            plan: BuildPlan | None = None) -> PreparedEnvironment:
-    """Build (or find cached) every layer of the task's environment; the result names the stack."""
+                            plan: BuildPlan) -> PreparedEnvironment:
+    """Build (or find cached) every layer of the task's ``plan_build`` plan; the result names the stack."""
     start = time.monotonic()
-    plan = plan or plan_build(task)
     timeout = task.config.environment.build_timeout_sec
     key, built = await store.base_layer(plan.base)
     # The base root is shared infrastructure built once per machine: the task's clock starts after it.

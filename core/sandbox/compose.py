@@ -144,9 +144,8 @@ class _Loader:
         self.named_volumes.update(str(name) for name in doc.get("volumes") or {})
         if doc.get("networks"):
             self.notes.append("networks: every service shares one private network per attempt")
-        raw_services = doc.get("services") or {}
         services: dict[str, Service] = {}
-        for name, body in raw_services.items():
+        for name, body in (doc.get("services") or {}).items():
             if not isinstance(body, dict):
                 raise BuildError(f"{self.where}: service {name} must be a mapping")
             if body.get("profiles"):
@@ -209,8 +208,7 @@ class _Loader:
         fields["tmpfs"] = [str(t).split(":")[0] for t in _listify(body.get("tmpfs"))]
         fields["cap_add"] = self._caps(name, body.get("cap_add"))
         fields["cap_drop"] = [str(c).upper().removeprefix("CAP_") for c in _listify(body.get("cap_drop"))]
-        copies, volumes = self._mounts(name, body.get("volumes"))
-        fields.update(copies=copies, volumes=volumes)
+        fields["copies"], fields["volumes"] = self._mounts(name, body.get("volumes"))
         service = Service(**fields)
         if name == MAIN:
             self._check_main(service, body)
@@ -349,9 +347,7 @@ def _env_lines(found: Any) -> dict[str, str]:
 
 
 def _listify(value: Any) -> list[Any]:
-    if value is None:
-        return []
-    return list(value) if isinstance(value, list) else [value]
+    return [] if value is None else list(value) if isinstance(value, list) else [value]
 
 
 def _mapping(value: Any, what: str) -> dict[str, str]:

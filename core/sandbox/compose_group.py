@@ -52,8 +52,7 @@ class ComposeGroup:
     async def up(self, start_main: StartMain) -> None:
         await self.backend.call(self._create_network, what="create network")
         self.guard = HostGuard(self.interface)
-        protection = await asyncio.to_thread(self.guard.apply)
-        self.backend.observed("compose host guard", protection)
+        self.backend.observed("compose host guard", await asyncio.to_thread(self.guard.apply))
         for name in self.spec.volumes:
             await self.backend.call(self._create_volume, name, what=f"create volume {name}")
         for name in self.spec.order:

@@ -269,8 +269,7 @@ class DockerBackend(SandboxBackend):
             self.hardening(task), image=prepared.ref, command=["sh", "-c", LAUNCH], user="0",
             working_dir=prepared.workdir, environment=dict(task.config.environment.env),
             network_mode="bridge" if self.policy.network_for(task) else "none", read_only=False,
-            name=f"aes-{re.sub(r'[^a-zA-Z0-9_.-]', '-', task.name)[:40]}-{uuid.uuid4().hex[:10]}",
-        )
+            name=f"aes-{re.sub(r'[^a-zA-Z0-9_.-]', '-', task.name)[:40]}-{uuid.uuid4().hex[:10]}")
         storage = self.policy.storage_for(task)
         if storage > 0 and self._storage_opt is not False:
             settings["storage_opt"] = {"size": f"{storage}m"}
@@ -472,7 +471,6 @@ class DockerBackend(SandboxBackend):
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-
 @dataclass
 class _Image:
     """One service's image as prepared: its ref and id, config, build log and base mappings."""
@@ -502,9 +500,8 @@ class _Budget:
 
 def _alive(pid: int) -> bool:
     try:
-        os.kill(pid, 0)
+        with contextlib.suppress(PermissionError):  # alive, and another user's
+            os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
-        return True
     return True

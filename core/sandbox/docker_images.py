@@ -213,7 +213,6 @@ class ImageStore:
         settings = {k: v for k, v in args.items() if k not in _TRANSPORT}
         if target:
             settings[" target"] = target  # the space keeps it apart from any build arg
-
         return BuildPlan(tag=env_tag(context, rendered.bases, settings), context=make_tar(context),
                          dockerfile=dockerfile, buildargs=args, target=target,
                          mappings=tuple(rendered.mappings), notes=tuple(notes))

@@ -214,22 +214,18 @@ def arg_decls(inst: Instruction, env: dict[str, str]) -> list[tuple[str, str | N
 
 
 # -- the build context -----------------------------------------------------------------------------
+# Glob tokens and their regexes, longest first (``**/`` spans whole directories, or none).
+_GLOBS = {"**/": "(?:.*/)?", "**": ".*", "*": "[^/]*", "?": "[^/]"}
+
+
 def _pattern(pattern: str) -> re.Pattern[str]:
     """A .dockerignore / COPY glob as a regex over '/'-separated relative paths (``**`` spans dirs)."""
     out, i = [], 0
     while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
+        glob = next((g for g in _GLOBS if pattern.startswith(g, i)), None)
+        if glob is not None:
+            out.append(_GLOBS[glob])
+            i += len(glob)
         elif pattern[i] == "[":
             j = pattern.find("]", i + 1)
             if j < 0:

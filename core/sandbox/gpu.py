@@ -98,12 +98,8 @@ def bwrap_gpu_args(inventory: GpuInventory, count: int) -> list[str]:
     nodes (``--dev-bind``, after ``--dev /dev``), and the driver libraries read-only at their paths."""
     if count <= 0 or not inventory.devices:
         return []
-    args: list[str] = []
-    for node in (*inventory.devices[:count], *inventory.control):
-        args += ["--dev-bind", node, node]
-    for lib in inventory.libraries:
-        args += ["--ro-bind", lib, lib]
-    return args
+    nodes = [arg for node in (*inventory.devices[:count], *inventory.control) for arg in ("--dev-bind", node, node)]
+    return nodes + [arg for lib in inventory.libraries for arg in ("--ro-bind", lib, lib)]
 
 
 def docker_device_requests(count: int) -> list[object]:

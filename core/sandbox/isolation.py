@@ -86,8 +86,7 @@ def host_facts() -> HostFacts:
     # Our parent directories sit inside the caller's cgroups: leave none behind, or the caller's
     # cgroup could not be removed. (Cgroups.create recreates them when another process needs them.)
     atexit.register(_remove_if_empty, [p for p in (memory, pids, kill) if p is not None])
-    return HostFacts(root=root, bwrap=bwrap,
-                     mmdebstrap=shutil.which("mmdebstrap"), overlay=overlay, userns=userns,
+    return HostFacts(root=root, bwrap=bwrap, mmdebstrap=shutil.which("mmdebstrap"), overlay=overlay, userns=userns,
                      memory_cgroup=memory, pids_cgroup=pids, kill_cgroup=kill)
 
 
@@ -221,11 +220,8 @@ def bind_readonly(source: Path, target: Path) -> None:
 
 def umount(target: Path) -> None:
     """Unmount, falling back to a lazy detach when something still holds it; missing is fine."""
-    if _libc.umount2(str(target).encode(), 0) == 0:
-        return
-    err = ctypes.get_errno()
-    if err in (errno.EINVAL, errno.ENOENT):  # not a mount point (any more)
-        return
+    if _libc.umount2(str(target).encode(), 0) == 0 or ctypes.get_errno() in (errno.EINVAL, errno.ENOENT):
+        return  # unmounted, or not a mount point (any more)
     if _libc.umount2(str(target).encode(), _MNT_DETACH) != 0 and ctypes.get_errno() not in (errno.EINVAL, errno.ENOENT):
         raise SandboxError(f"cannot unmount {target}: {os.strerror(ctypes.get_errno())}")
 

@@ -38,8 +38,7 @@ class Jail:
                  storage_mb: int = 0, upper: Path | None = None, work: Path | None = None,
                  binds: list[tuple[str, str]] | None = None, devices: list[str] | None = None) -> None:
         self.lower, self.memory_mb, self.pids, self.limits, self.network = lower, memory_mb, pids, limits, network
-        self.storage_mb, self.upper, self.work, self.binds = storage_mb, upper, work, binds
-        self.devices = devices
+        self.storage_mb, self.upper, self.work, self.binds, self.devices = storage_mb, upper, work, binds, devices
         self.facts = host_facts()
         self.name = f"{owner_tag()}.{next(_counter)}"
         self.dir = run_dir() / self.name

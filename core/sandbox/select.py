@@ -17,15 +17,18 @@ if TYPE_CHECKING:
     from ..plugins.host import PluginHost
 
 
+def plugin_host(host: PluginHost | None = None) -> PluginHost:
+    """``host``, or (None) a new plugin host with the installed plugins."""
+    from ..plugins import create_host
+
+    return host if host is not None else create_host()
+
+
 def make_backend(name: str, host: PluginHost | None = None, policy: SandboxPolicy | None = None, *,
                  cache_dir: Path | None = None) -> SandboxBackend:
     """An instance of the backend registered as ``name``. Raises PluginError for an unknown name or a
     missing extra, MissingPrerequisite when the backend cannot run on this machine."""
-    if host is None:
-        from ..plugins import create_host
-
-        host = create_host()
-    backend_cls = host.sandbox_backends.get(name)
+    backend_cls = plugin_host(host).sandbox_backends.get(name)
     ok, why = backend_cls.available()
     if not ok:
         raise MissingPrerequisite(f"sandbox backend {name!r} cannot run here: {why}",

@@ -39,29 +39,15 @@ def facets_of(task: Task) -> Facets:
     except ValidationError:  # malformed provenance: the lint gate reports it; here it just has no facets
         prov = Provenance()
     meta = task.config.metadata
-    tags: list[str] = []
-    for tag in [*_strings(meta.get("tags")), *task.config.task.keywords]:
-        if tag not in tags:
-            tags.append(tag)
+    tags = list(dict.fromkeys([*_strings(meta.get("tags")), *task.config.task.keywords]))
     instruction = task.instruction or ""
     size = len(render_config(task).encode()) + len(instruction.encode()) + sum(len(f.data) for f in task.files.values())
     # A multi-step task may have no top-level instruction: its agent reads one per step.
-    if task.instruction is None:
-        chars = sum(len(task.step_instruction(step)) for step in task.steps)
-    else:
-        chars = len(task.instruction)
-    return Facets(
-        domain=prov.domain or _string(meta.get("domain")),
-        family=prov.family or _string(meta.get("family")),
-        difficulty=prov.difficulty or _string(meta.get("difficulty")),
-        category=_string(meta.get("category")),
-        tags=tags,
-        proposer=prov.proposer,
-        round=prov.round,
-        parent=prov.parent,
-        instruction_chars=chars,
-        size_bytes=size,
-    )
+    chars = len(instruction) if task.instruction is not None else sum(len(task.step_instruction(s)) for s in task.steps)
+    return Facets(domain=prov.domain or _string(meta.get("domain")), family=prov.family or _string(meta.get("family")),
+                  difficulty=prov.difficulty or _string(meta.get("difficulty")), category=_string(meta.get("category")),
+                  tags=tags, proposer=prov.proposer, round=prov.round, parent=prov.parent, instruction_chars=chars,
+                  size_bytes=size)
 
 
 def _string(value: Any) -> str | None:

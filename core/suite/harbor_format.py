@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping
 
 from ..errors import TaskFormatError, UsageError
-from ..tasks import Task, is_task_dir, read_task, render_config, write_task
-from ..tasks.harbor import staged_dir, write_synced
+from ..tasks import Task, is_task_dir, read_task, write_task
+from ..tasks.harbor import directory_files, staged_dir, write_synced
 from ..tasks.naming import qualified_name, task_org
 from .formats import TaskFormat
 from .layout import dir_name, placed, unique
@@ -76,8 +76,7 @@ class HarborFormat(TaskFormat):
         if not folders:
             yield TaskFormatError(f"{path}: no Harbor task directories found",
                                   hint="a task directory has task.toml at its top")
-        for folder in folders:
-            yield _read_or_error(folder)
+        yield from map(_read_or_error, folders)
 
     def _scan_dataset(self, path: Path) -> Iterator[Task | TaskFormatError]:
         try:
@@ -184,11 +183,7 @@ _HARBOR_SCOPED = ("tests", "solution")
 def harbor_digest(task: Task) -> str:
     """Harbor's digest ("sha256:<hex>") of ``task`` written as a directory by ``write_task``: what
     Harbor computes for that folder, so Harbor verifies the pins of a dataset we export."""
-    contents: dict[str, bytes] = {"task.toml": render_config(task).encode()}
-    if task.instruction is not None:
-        contents["instruction.md"] = task.instruction.encode()
-    contents.update((path, f.data) for path, f in task.files.items())
-    return _harbor_hash(task.name, {path: _reader(data) for path, data in contents.items()})
+    return _harbor_hash(task.name, {path: _reader(data) for path, (data, _) in directory_files(task).items()})
 
 
 def _reader(data: bytes) -> Callable[[], bytes]:

@@ -48,7 +48,6 @@ _COLUMNS = tuple(TaskRecord.model_fields)  # a record's fields are the columns o
 _SCALAR_FILTERS = ("domain", "family", "difficulty", "category", "status", "proposer")
 
 
-
 @contextmanager
 def immediate_transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """BEGIN IMMEDIATE ... COMMIT (ROLLBACK on error) on a connection opened with
@@ -61,6 +60,7 @@ def immediate_transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection
         db.execute("ROLLBACK")
         raise
     db.execute("COMMIT")
+
 
 class SuiteIndex:
     """Typed access to the index database. Not thread-safe by itself: ``SuiteStore`` serialises use."""

@@ -41,9 +41,7 @@ def unique(base: str, taken: Callable[[str], bool]) -> str:
 
 def placed(task: Task, folder: str) -> Task:
     """``task`` as it must be written into ``folder`` so that reading it back gives the same name."""
-    if (task.config.task.name or folder) != task.name:
-        return task.renamed(task.name)
-    return task
+    return task.renamed(task.name) if (task.config.task.name or folder) != task.name else task
 
 
 def atomic_write(path: Path, data: bytes) -> None:

@@ -32,20 +32,10 @@ _BATCH = 256  # rows per Parquet row group / read batch: bounds memory on big su
 
 
 def task_to_row(task: Task) -> dict[str, Any]:
-    facets = facets_of(task)
-    return {
-        "name": task.name,
-        "digest": task.digest(),
-        "instruction": task.instruction,
-        "task_toml": render_config(task),
-        "files": [_file_entry(path, f) for path, f in task.files.items()],
-        "domain": facets.domain,
-        "family": facets.family,
-        "difficulty": facets.difficulty,
-        "category": facets.category,
-        "tags": facets.tags,
-        "metadata": json.dumps(task.config.metadata, ensure_ascii=False, sort_keys=True),
-    }
+    facets = facets_of(task).model_dump(include={"domain", "family", "difficulty", "category", "tags"})
+    return {"name": task.name, "digest": task.digest(), "instruction": task.instruction,
+            "task_toml": render_config(task), "files": [_file_entry(path, f) for path, f in task.files.items()],
+            **facets, "metadata": json.dumps(task.config.metadata, ensure_ascii=False, sort_keys=True)}
 
 
 def task_from_row(row: Any, where: str) -> Task:

@@ -9,23 +9,15 @@ from typing import Iterable
 from .records import SuiteStats, TaskRecord
 
 NONE = "(none)"
+_FACETS = ("domain", "family", "difficulty", "category", "proposer", "status")  # counted as by_<facet>
 
 
 def suite_stats(records: Iterable[TaskRecord]) -> SuiteStats:
     records = list(records)
     lengths = sorted(r.instruction_chars for r in records)
-    return SuiteStats(
-        tasks=len(records),
-        by_domain=_count(r.domain for r in records),
-        by_family=_count(r.family for r in records),
-        by_difficulty=_count(r.difficulty for r in records),
-        by_category=_count(r.category for r in records),
-        by_tag=_count(tag for r in records for tag in r.tags),
-        by_proposer=_count(r.proposer for r in records),
-        by_status=_count(r.status for r in records),
-        instruction_chars=_distribution(lengths),
-        total_bytes=sum(r.size_bytes for r in records),
-    )
+    counts = {f"by_{facet}": _count(getattr(r, facet) for r in records) for facet in _FACETS}
+    return SuiteStats(tasks=len(records), **counts, by_tag=_count(tag for r in records for tag in r.tags),
+                      instruction_chars=_distribution(lengths), total_bytes=sum(r.size_bytes for r in records))
 
 
 def percentile(sorted_values: list[int], q: float) -> int:

@@ -81,10 +81,9 @@ class SuiteStore:
             raise SuiteError(f"{self.root / INDEX}: unreadable index ({exc})",
                              hint="move it aside: the index is rebuilt from the task folders on the next open") from None
         with self._locked():
-            if name is not None or self.index.meta("name") is None:
-                self.index.set_meta("name", name or self.root.name)
-            if description is not None or self.index.meta("description") is None:
-                self.index.set_meta("description", description or "")
+            for key, given, default in (("name", name, self.root.name), ("description", description, "")):
+                if given is not None or self.index.meta(key) is None:
+                    self.index.set_meta(key, given or default)
             self._reconcile()
 
     @classmethod

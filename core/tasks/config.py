@@ -443,9 +443,7 @@ def _lift_own_fields(data: dict[str, Any]) -> None:
             own[section] = rest
         else:
             del own[section]
-        current = data.get(section)
-        if current is None:
-            current = {}
+        current = {} if data.get(section) is None else data[section]
         if not isinstance(current, dict):
             continue
         twice = [k for k in moved if k in current and current[k] != moved[k]]

@@ -115,23 +115,18 @@ def _merge_into(container: Any, data: dict[str, Any]) -> None:
     for key in list(container.keys()):
         if key not in data:
             del container[key]
-    for key, value in data.items():
-        if value is None:
-            continue
+    for key, value in data.items():  # no value is None: render_config dropped them (_without_none)
         current = container.get(key)
         if isinstance(value, dict) and current is not None and hasattr(current, "keys"):
             _merge_into(current, value)
         elif _unwrap(current) != value:
             if isinstance(value, dict):
                 table = tomlkit.table()
-                for k, v in value.items():
-                    if v is not None:
-                        table[k] = v
+                table.update(value)
                 container[key] = table
             elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
                 aot = tomlkit.aot()
-                for item in value:
-                    aot.append({k: v for k, v in item.items() if v is not None})
+                aot.extend(value)
                 container[key] = aot
             else:
                 container[key] = value
@@ -158,18 +153,23 @@ def write_task(task: Task, dest: str | os.PathLike[str], *, overwrite: bool = Fa
         raise TaskFormatError(f"{dest}: already exists", hint="pass overwrite=True or choose another path")
     dest.parent.mkdir(parents=True, exist_ok=True)
     with staged_dir(dest) as tmp:
-        write_synced(tmp / "task.toml", render_config(task).encode())
-        if task.instruction is not None:
-            write_synced(tmp / "instruction.md", task.instruction.encode())
-        for rel, f in task.files.items():
+        for rel, (data, executable) in directory_files(task).items():
             target = tmp / rel
             if ".." in Path(rel).parts or Path(rel).is_absolute():
                 raise TaskFormatError(f"{task.name}: unsafe file path {rel!r}", hint="use paths inside the task")
             target.parent.mkdir(parents=True, exist_ok=True)
-            write_synced(target, f.data)
-            if f.executable:
+            write_synced(target, data)
+            if executable:
                 target.chmod(0o755)
     return dest
+
+
+def directory_files(task: Task) -> dict[str, tuple[bytes, bool]]:
+    """Every file of ``task``'s directory as ``write_task`` writes it: {path: (bytes, executable)}."""
+    files = {"task.toml": (render_config(task).encode(), False)}
+    if task.instruction is not None:
+        files["instruction.md"] = (task.instruction.encode(), False)
+    return {**files, **{p: (f.data, f.executable) for p, f in task.files.items()}}
 
 
 @contextmanager
@@ -215,11 +215,7 @@ def fsync_dir(path: Path) -> None:
 def task_to_blob(task: Task) -> bytes:
     """The task directory as a tar: how a task travels in a job (``executors.jobs.TaskRef``) and how
     run.sqlite keeps it (tasks that never reach the suite can still be parents of the next round)."""
-    files: dict[str, bytes | tuple[bytes, bool]] = {"task.toml": (render_config(task).encode(), False)}
-    if task.instruction is not None:
-        files["instruction.md"] = (task.instruction.encode(), False)
-    files.update({p: (f.data, f.executable) for p, f in task.files.items()})
-    return make_tar(files)
+    return make_tar(directory_files(task))
 
 
 def task_from_blob(blob: bytes) -> Task:

@@ -37,9 +37,8 @@ def requirements_of(task: Task) -> TaskRequirements:
     """The requirements of ``task``, from ``[environment]``, ``tools`` ([metadata.autoenvscaling.agent]) (of the task and of its
     steps) and environment/."""
     env = task.config.environment
-    tools = set(task.config.agent.tools or [])
-    for step in task.steps:
-        tools |= set((step.agent.tools if step.agent else None) or [])
+    agents = [task.config.agent, *(step.agent for step in task.steps if step.agent)]
+    tools = {tool for agent in agents for tool in agent.tools or []}
     return TaskRequirements(gpus=max(0, env.gpus), gpu_types=tuple(env.gpu_types or ()),
                             gpu_optional=env.gpu_optional, compose=compose_file(task),
                             browser=env.browser or BROWSER_TOOL in tools, internet=task.config.wants_internet,

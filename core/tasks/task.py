@@ -46,27 +46,16 @@ class Task(BaseModel):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Task):
             return NotImplemented
-        return (self.name, self.config, self.instruction, self.files) == (
-            other.name,
-            other.config,
-            other.instruction,
-            other.files,
-        )
+        return (self.name, self.config, self.instruction, self.files) == (other.name, other.config, other.instruction,
+                                                                          other.files)
 
     __hash__ = None  # type: ignore[assignment]
 
     # -- construction helpers -------------------------------------------------------------
     @classmethod
-    def create(
-        cls,
-        name: str,
-        config: TaskConfig | dict[str, Any],
-        instruction: str | None,
-        files: Mapping[str, bytes | str | TaskFile],
-        *,
-        config_text: str | None = None,
-        source: str | None = None,
-    ) -> "Task":
+    def create(cls, name: str, config: TaskConfig | dict[str, Any], instruction: str | None,
+               files: Mapping[str, bytes | str | TaskFile], *, config_text: str | None = None,
+               source: str | None = None) -> "Task":
         cfg = config if isinstance(config, TaskConfig) else TaskConfig.model_validate(config)
         norm: dict[str, TaskFile] = {}
         for path, value in files.items():
@@ -131,13 +120,9 @@ class Task(BaseModel):
 
     def with_files(self, changes: dict[str, bytes | str | TaskFile | None]) -> "Task":
         """A copy with files added, replaced or (value None) removed."""
-        files: dict[str, bytes | str | TaskFile] = dict(self.files)
-        for path, value in changes.items():
-            if value is None:
-                files.pop(path, None)
-            else:
-                files[path] = value
-        return Task.create(self.name, self.config, self.instruction, files, config_text=self._config_text)
+        files = {**self.files, **changes}
+        return Task.create(self.name, self.config, self.instruction, {p: f for p, f in files.items() if f is not None},
+                           config_text=self._config_text)
 
     def renamed(self, name: str) -> "Task":
         info = self.config.task.model_copy(update={"name": name})
@@ -150,14 +135,13 @@ class Task(BaseModel):
         from .harbor import render_config
 
         h = hashlib.sha256()
-        entries = [
-            ("task.toml", False, render_config(self).encode()),
-        ] + ([("instruction.md", False, self.instruction.encode())] if self.instruction is not None else []) + [(p, f.executable, f.data) for p, f in self.files.items()]
+        instruction = [] if self.instruction is None else [("instruction.md", False, self.instruction.encode())]
+        entries = [("task.toml", False, render_config(self).encode()), *instruction,
+                   *((p, f.executable, f.data) for p, f in self.files.items())]
         for path, executable, data in sorted(entries):
             h.update(path.encode() + b"\0" + (b"x" if executable else b"-") + b"\0")
             h.update(len(data).to_bytes(8, "big") + data)
         return "sha256:" + h.hexdigest()
-
 
 
 # The compose file names Harbor recognises in environment/, first match wins (a task with one runs
