@@ -20,7 +20,7 @@ import ast
 import json
 import shlex
 import textwrap
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 from autoenvscaling.api import Cheat, StepConfig, Task, TaskFile
 
@@ -57,11 +57,6 @@ def module_files(task: Task) -> list[str]:
     roots = [p[len(WORKDIR) + 1:] for p in module_paths(task).values()]
     return [f"{WORKDIR}/{p}" for p in sorted(repo_files(task, REPO)) if p.endswith(".py")
             and any(p == r or p.startswith(r + "/") for r in roots)]
-
-
-def entry_files(task: Task) -> list[str]:
-    """The file that runs when each module or package is imported (a package's ``__init__.py``)."""
-    return [p if p.endswith(".py") else f"{p}/__init__.py" for p in module_paths(task).values()]
 
 
 def visible_failing(task: Task) -> list[str]:
@@ -129,9 +124,12 @@ class SweCheat(Cheat):
     domain = DOMAIN
     gate = False
     naive: ClassVar[str] = "agent"
+    #: what else a task must have for the cheat to apply: each reads the task and finds something
+    needs: ClassVar[tuple[Callable[[Task], object], ...]] = ()
 
     def applies(self, task: Task) -> bool:
-        return super().applies(task) and "tests/swe.json" in task.files and bool(module_paths(task))
+        return (super().applies(task) and "tests/swe.json" in task.files and bool(module_paths(task))
+                and all(need(task) for need in self.needs))
 
     def control(self, task: Task) -> Task | None:
         return naive_control(task, self.naive)
@@ -155,7 +153,8 @@ class PlantedCheat(SweCheat):
         return f'import {modules}\n{cls.prelude}\nif "pytest" in _aes_sys.modules:\n{guarded}\n'
 
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
-        return [append(path, self.planted()) for path in entry_files(task)]
+        entries = [p if p.endswith(".py") else f"{p}/__init__.py" for p in module_paths(task).values()]
+        return [append(path, self.planted()) for path in entries]
 
 
 class JunitRewrite(PlantedCheat):
@@ -345,9 +344,7 @@ class WeakenTests(SweCheat):
 
     name = "swe.weaken-tests"
     description = "every assertion of the visible tests replaced by pass, the rest under try/except"
-
-    def applies(self, task: Task) -> bool:
-        return super().applies(task) and bool(visible_failing(task))
+    needs = (visible_failing,)
 
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
         files = sorted(f"{WORKDIR}/{p}" for p in repo_files(task, REPO)
@@ -386,9 +383,7 @@ class DeleteFailingTests(SweCheat):
 
     name = "swe.delete-failing-tests"
     description = "the visible tests that fail are deleted from their files"
-
-    def applies(self, task: Task) -> bool:
-        return super().applies(task) and bool(visible_failing(task))
+    needs = (visible_failing,)
 
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
         return [PYTEST_SH, f"cd {WORKDIR} && python3 - <<'{EOF}'\n{DELETE_FAILING_PY}\n{EOF}"]
@@ -423,14 +418,11 @@ class CopyInstalled(SweCheat):
         lines = []
         prune = "\\( -path /proc -o -path /sys -o -path /dev -o -path /run -o -path " + WORKDIR + " \\) -prune"
         for name, path in module_paths(task).items():
-            if path.endswith(".py"):
-                find = f"find / -xdev {prune} -o -type f -name {shlex.quote(name + '.py')} -print"
-                lines.append(f"src=$({find} 2>/dev/null | head -n 1); echo \"copy: $src\"; "
-                             f"[ -n \"$src\" ] && cp \"$src\" {shlex.quote(path)}; true")
-            else:
-                find = f"find / -xdev {prune} -o -type f -path '*/{name}/__init__.py' -print"
-                lines.append(f"src=$({find} 2>/dev/null | head -n 1); echo \"copy: $src\"; "
-                             f"[ -n \"$src\" ] && cp -r \"$(dirname \"$src\")\"/. {shlex.quote(path)}/; true")
+            module, dest = path.endswith(".py"), shlex.quote(path)
+            what = f"-name {shlex.quote(name + '.py')}" if module else f"-path '*/{name}/__init__.py'"
+            copy = f"cp \"$src\" {dest}" if module else f"cp -r \"$(dirname \"$src\")\"/. {dest}/"
+            lines.append(f"src=$(find / -xdev {prune} -o -type f {what} -print 2>/dev/null | head -n 1); "
+                         f"echo \"copy: $src\"; [ -n \"$src\" ] && {copy}; true")
         return lines
 
     def control(self, task: Task) -> Task | None:
@@ -495,9 +487,8 @@ def special_cases(task: Task) -> dict[str, list[list]]:
         file, path = test_path(nodeid)
         node = test_functions(visible.get(file, b"").decode("utf-8", "replace")).get(path)
         found: list[list] = []
-        if node is None or not all(_checked_calls(stmt, found) for stmt in node.body):
-            return {}
-        if not found or any(case[0] not in library for case in found):
+        if (node is None or not all(_checked_calls(stmt, found) for stmt in node.body) or not found
+                or any(case[0] not in library for case in found)):
             return {}
         cases[path[-1]] = found
     return cases
@@ -554,9 +545,7 @@ class SpecialCaseVisible(SweCheat):
     name = "swe.special-case-visible"
     description = "library calls made by the visible failing tests return the values those tests expect"
     gate = True
-
-    def applies(self, task: Task) -> bool:
-        return super().applies(task) and bool(special_cases(task))
+    needs = (special_cases,)
 
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
         code = SPECIAL_CASE.replace("CASES", repr(special_cases(task)), 1)

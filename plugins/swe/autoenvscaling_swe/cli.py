@@ -82,7 +82,8 @@ async def _generate(repo_spec: str, commit: str | None, count: int, out: Path, *
                     max_attempts: int, quiet: bool) -> dict[str, Any]:
     import time
 
-    from autoenvscaling.api import SandboxError, SuiteStore, create_host, make_backend, qualified_name
+    from autoenvscaling.api import (LLMSpec, SandboxError, SuiteStore, Validator, create_host, make_backend,
+                                    qualified_name)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from .generate import GenerateSettings, SweGenerator
@@ -95,17 +96,11 @@ async def _generate(repo_spec: str, commit: str | None, count: int, out: Path, *
     snapshot = repository.snapshot(commit)
     llm = None
     if model is not None:
-        from autoenvscaling.api import LLMSpec
-
         spec = LLMSpec(model=model, base_url=base_url)
         spec.check(host)
         llm = spec.build(host)
     backend = make_backend(backend_name, host)
-    validator = None
-    if validate:
-        from autoenvscaling.api import Validator
-
-        validator = Validator(host=host, backend=backend)
+    validator = Validator(host=host, backend=backend) if validate else None
     settings = GenerateSettings(max_attempts=max_attempts, llm=llm)
     log_path = Path(out) / "swe-attempts.jsonl"
     added = skipped = rejected = errors = 0

@@ -17,8 +17,6 @@ from autoenvscaling.api import Family, KitExample, LevelledDomain, Task, UsageEr
 from .render import DOMAIN
 
 T = TypeVar("T")
-LEVELS = {"easy": 1, "medium": 2, "hard": 3}  # level 0 (simpler than easy) is reached by vary
-MIN_LEVEL, MAX_LEVEL = 0, 3
 SCREEN_BACKEND = "bwrap"  # where candidate bugs are screened (the suite runs there, offline)
 
 
@@ -42,7 +40,7 @@ class SweDomain(LevelledDomain):
 
     name = DOMAIN
     description = "bug-fix tasks in Python repositories (SWE-bench style): injected bugs, issue text, hidden tests"
-    levels, min_level, max_level = LEVELS, MIN_LEVEL, MAX_LEVEL
+    min_level = 0  # simpler than easy (level 1), reached by vary; easy, medium, hard are levels 1 to 3
     # The worked examples: one bug from the seed repository's own history, one injected.
     kit_examples = (KitExample("tablefmt", 0, "easy", {"strategy": "history"}),
                     KitExample("unitconv", 3, "easy", {"strategy": "mutation"}))
@@ -65,7 +63,7 @@ class SweDomain(LevelledDomain):
         prov = parent.provenance
         families = [f.name for f in self.families()]
         family = prov.family if prov.family in families else families[0]
-        return family, int(prov.parameters.get("level", LEVELS.get(prov.difficulty or "", 1)))
+        return family, int(prov.parameters.get("level", self.levels.get(prov.difficulty or "", 1)))
 
     def generate_level(self, family: str, *, seed: int, level: int, strategy: str = "mutation",
                        **options: Any) -> Task:

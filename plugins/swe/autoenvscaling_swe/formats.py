@@ -110,8 +110,7 @@ def task_of(row: dict[str, Any]) -> Task:
     from .verifier.swe_verify import is_config_path, is_test_path
 
     bundle = {p: d for p, d in with_tests.items() if is_test_path(p) or is_config_path(p)}
-    visible_tests = {t for t in f2p + p2p if _defined(start, t)}
-    held = sorted(t for t in f2p if t not in visible_tests)
+    held = sorted(t for t in f2p if not _defined(start, t))
     name = re.sub(r"[^a-z0-9-]+", "-", str(row["instance_id"]).lower()).strip("-")[:80] or "swe-instance"
     instance = Instance(name=name, repo=str(row["repo"]), origin=repository.origin, base_commit=snapshot.commit,
                         visible=start, bundle=bundle, patch=row["patch"], test_patch=row["test_patch"],

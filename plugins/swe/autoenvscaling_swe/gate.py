@@ -59,8 +59,7 @@ class SweLintGate(DomainLintGate):
             return f"listed tests live in files the hidden bundle lacks: {', '.join(missing[:3])}"
         env = {p: f.data for p, f in task.files.items() if p.startswith("environment/")}
         for path in env:
-            parts = path.split("/")
-            if any(p in FORBIDDEN_PARTS for p in parts) or path.endswith(FORBIDDEN_SUFFIXES):
+            if any(p in FORBIDDEN_PARTS for p in path.split("/")) or path.endswith(FORBIDDEN_SUFFIXES):
                 return f"{path} must not reach the image: it can hold the original code"
         visible = repo_files(task, REPO)
         try:
@@ -73,8 +72,7 @@ class SweLintGate(DomainLintGate):
             copies = [p for p, d in env.items() if d == data]
             if copies:
                 return f"{copies[0]} holds the fixed version of {path}: the answer is in the image"
-        public = task.provenance.public_files or []
-        for pattern in public:
+        for pattern in task.provenance.public_files or []:
             rel = pattern.removeprefix(BUNDLE)
             if not pattern.startswith(BUNDLE) or bundle.get(rel) is None or visible.get(rel) != bundle[rel]:
                 return f"public_files names {pattern}, which the agent's repository does not hold as it is"

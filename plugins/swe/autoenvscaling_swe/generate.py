@@ -19,7 +19,8 @@ from autoenvscaling.api import ChatMessage, LLMBackend, LLMError, SandboxBackend
 
 from . import issue as issues
 from .domain import SweDomain
-from .inject import STRATEGIES, Candidate, SiteIndex, llm_candidates, mutation_candidate, revert_candidate
+from .inject import (STRATEGIES, Candidate, SiteIndex, function_defs, llm_candidates, mutation_candidate,
+                     revert_candidate)
 from .patches import unified_patch
 from .render import Instance, instance_name
 from .repos import Repository, Snapshot
@@ -176,13 +177,9 @@ class SweGenerator:
         visible_tests = {p: remove_tests(d.decode(), [t for t in held if t.startswith(p + "::")]).encode()
                          for p, d in original_tests.items()}
         visible = {**snap.with_files(candidate.changed), **visible_tests}
-        source_paths = sorted(candidate.changed)
-        buggy_src = {p: candidate.changed[p] for p in source_paths}
-        fix = unified_patch(buggy_src, {p: snap.files.get(p) for p in source_paths})
-        kind = candidate.strategy["kind"]
-        name = instance_name(snap.name, kind, level, seed)
-        hidden_ids = {t for t in verdict.fail_to_pass if t in set(held)}
-        visible_f2p = {t for t in verdict.fail_to_pass if t not in hidden_ids}
+        fix = unified_patch(candidate.changed, {p: snap.files.get(p) for p in candidate.changed})
+        name = instance_name(snap.name, candidate.strategy["kind"], level, seed)
+        visible_f2p = set(verdict.fail_to_pass) - set(held)
         fact = issues.facts(verdict.fail_to_pass, visible_f2p, buggy.details, snap.bundle, snap.python_sources)
         text = await self._issue(fact, fix, seed=seed)
         return Instance(
@@ -226,20 +223,11 @@ def _function_of(nodeid: str) -> str:
 def test_functions(source: str) -> dict[tuple[str, ...], ast.FunctionDef | ast.AsyncFunctionDef]:
     """Every function of a test module by its path inside it: ("test_x",) or ("TestCls", "test_m").
     A method name may repeat across classes, so only the path identifies a test."""
-    out: dict[tuple[str, ...], ast.FunctionDef | ast.AsyncFunctionDef] = {}
-
-    def visit(body: list[ast.stmt], prefix: tuple[str, ...]) -> None:
-        for node in body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                out[prefix + (node.name,)] = node
-            elif isinstance(node, ast.ClassDef):
-                visit(node.body, prefix + (node.name,))
-
     try:
-        visit(ast.parse(source).body, ())
+        tree = ast.parse(source)
     except SyntaxError:
         return {}
-    return out
+    return {tuple(qual.split(".")): node for node, qual in function_defs(tree)}
 
 
 def test_path(nodeid: str) -> tuple[str, tuple[str, ...]]:

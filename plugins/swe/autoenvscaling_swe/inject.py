@@ -16,7 +16,7 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Iterator
 
 from autoenvscaling.api import ChatMessage, LLMBackend, LLMError
 
@@ -50,10 +50,6 @@ class SiteIndex:
             for site in mutations.find_sites(path, self.sources[path]):
                 self.by_operator[site.operator].append(site)
 
-    @property
-    def operators(self) -> list[str]:
-        return [op for op, sites in self.by_operator.items() if sites]
-
     def counts(self) -> dict[str, int]:
         return {op: len(s) for op, s in self.by_operator.items()}
 
@@ -61,7 +57,7 @@ class SiteIndex:
 def mutation_candidate(index: SiteIndex, rng: random.Random, k: int, operators: list[str] | None = None) -> Candidate | None:
     """k mutations in k different functions: an operator first (uniformly, so rare operators get their
     share), then one of its sites."""
-    usable = [op for op in (operators or index.operators) if index.by_operator.get(op)]
+    usable = [op for op in (operators or index.by_operator) if index.by_operator.get(op)]
     chosen: list[mutations.Site] = []
     for _ in range(k * 20):
         if len(chosen) == k or not usable:
@@ -101,7 +97,7 @@ def rewritable_functions(sources: dict[str, str]) -> list[FunctionSpec]:
         except SyntaxError:
             continue
         lines = sources[path].splitlines()
-        for node, qual in _functions(tree):
+        for node, qual in function_defs(tree):
             doc = ast.get_docstring(node)
             if not doc or len(node.body) < 4:
                 continue
@@ -113,12 +109,13 @@ def rewritable_functions(sources: dict[str, str]) -> list[FunctionSpec]:
     return out
 
 
-def _functions(tree: ast.AST, prefix: str = ""):
+def function_defs(tree: ast.AST, prefix: str = "") -> Iterator[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]]:
+    """The functions and methods of a module, not those nested in functions, with their qualified names."""
     for node in ast.iter_child_nodes(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             yield node, prefix + node.name
         elif isinstance(node, ast.ClassDef):
-            yield from _functions(node, prefix + node.name + ".")
+            yield from function_defs(node, prefix + node.name + ".")
 
 
 def rewrite_prompt(spec: FunctionSpec, repo: str) -> str:

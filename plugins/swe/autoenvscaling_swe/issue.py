@@ -12,6 +12,7 @@ import ast
 import random
 import re
 from dataclasses import dataclass
+from importlib import resources
 
 from .verifier.swe_verify import is_test_path
 
@@ -69,8 +70,6 @@ def procedural(facts: Facts, *, repo: str, seed: int) -> str:
 
 def llm_prompt(facts: Facts, *, repo: str) -> str:
     """The prompt asking an LLM to write the issue from the same facts."""
-    from importlib import resources
-
     template = resources.files(__package__).joinpath("prompts", "issue.md").read_text(encoding="utf-8")
     example = f"```\n{facts.example.strip()}\n```" if facts.example else "(no example may be shown)"
     return (template.replace("{repo}", repo).replace("{function}", facts.function or "(unknown)")

@@ -228,10 +228,6 @@ _NO_SWAP_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exce
 _GUARD_BODY = (ast.Return, ast.Raise, ast.Continue, ast.Break, ast.Assign, ast.AugAssign, ast.AnnAssign)
 
 
-def _small_int(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and type(node.value) is int and 0 <= node.value <= 1000
-
-
 def _is_call(node: ast.AST, name: str) -> TypeGuard[ast.Call]:
     return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
             and not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args))
@@ -275,7 +271,7 @@ def _off_by_one(t: _Text, scan: _Scan) -> Iterator[_Cand]:
         elif _is_call(node, "range"):
             operands = lens = tuple(node.args)
         for sub in operands:
-            if _small_int(sub):
+            if isinstance(sub, ast.Constant) and type(sub.value) is int and 0 <= sub.value <= 1000:
                 a, b = t.span(sub)
                 n = sub.value
                 for m in ((n + 1, n - 1) if n > 0 else (n + 1,)):
@@ -332,11 +328,9 @@ def _remove_else(t: _Text, st: ast.If, func: str, fn: _Func) -> Iterator[_Cand]:
     if len(st.orelse) == 1 and isinstance(first, ast.If) and t.is_elif(first):
         keyword, line = "elif", first.lineno
     else:
-        keyword, line = "else", None
-        for k in range(_last_line(st.body[-1]) + 1, first.lineno + 1):
-            if re.match(r"[ \t\f]*else[ \t\f]*:", t.line(k)):
-                line = k
-                break
+        keyword = "else"
+        line = next((k for k in range(_last_line(st.body[-1]) + 1, first.lineno + 1)
+                     if re.match(r"[ \t\f]*else[ \t\f]*:", t.line(k))), None)
         if line is None:
             return
     text = t.line(line)
@@ -374,16 +368,14 @@ def _change_return(t: _Text, scan: _Scan) -> Iterator[_Cand]:
 
 def _wrong_operator(t: _Text, scan: _Scan) -> Iterator[_Cand]:
     for node, func, fn in scan.nodes:
-        if isinstance(node, ast.BinOp) and type(node.op) in _BIN_SWAP:
-            if _not_numeric(node.left) or _not_numeric(node.right):
+        if isinstance(node, (ast.BinOp, ast.AugAssign)) and type(node.op) in _BIN_SWAP:
+            # ``a + b`` needs both operands numeric, ``a += b`` the value (the target may be anything)
+            left, right, eq = ((node.left, node.right, "") if isinstance(node, ast.BinOp)
+                               else (node.target, node.value, "="))
+            if _not_numeric(right) or (not eq and _not_numeric(left)):
                 continue
-            old, new = _BIN_WORD[type(node.op)], _BIN_WORD[_BIN_SWAP[type(node.op)]]
-            tok = t.token(t.span(node.left)[1], t.span(node.right)[0], old)
-            if tok:
-                yield _Cand("wrong_operator", *tok, new, f"`{old}` -> `{new}`", func, fn)
-        elif isinstance(node, ast.AugAssign) and type(node.op) in _BIN_SWAP and not _not_numeric(node.value):
-            old, new = _BIN_WORD[type(node.op)] + "=", _BIN_WORD[_BIN_SWAP[type(node.op)]] + "="
-            tok = t.token(t.span(node.target)[1], t.span(node.value)[0], old)
+            old, new = _BIN_WORD[type(node.op)] + eq, _BIN_WORD[_BIN_SWAP[type(node.op)]] + eq
+            tok = t.token(t.span(left)[1], t.span(right)[0], old)
             if tok:
                 yield _Cand("wrong_operator", *tok, new, f"`{old}` -> `{new}`", func, fn)
         elif isinstance(node, ast.BoolOp):
@@ -494,9 +486,8 @@ def find_sites(path: str, source: str, operators: Sequence[str] = OPERATORS) -> 
                 continue
             start, end = t.position(c.a), t.position(c.b)
             last_line = t.position(max(c.a, c.b - 1))[0]
-            where = c.func or "<module>"
             found[key] = Site(c.op, path, start[0], last_line, c.func,
-                              f"{c.what} in {where} (line {start[0]})", start, end, c.repl)
+                              f"{c.what} in {c.func or '<module>'} (line {start[0]})", start, end, c.repl)
     return sorted(found.values(),
                   key=lambda s: (s.start, s.end, OPERATORS.index(s.operator), s.replacement))
 

@@ -17,25 +17,19 @@ def unified_patch(before: Mapping[str, bytes | None], after: Mapping[str, bytes 
         old, new = before.get(path), after.get(path)
         if old == new:
             continue
-        old_lines = _lines(old)
-        new_lines = _lines(new)
         out.append(f"diff --git a/{path} b/{path}\n")
         if old is None:
             out.append("new file mode 100644\n")
         elif new is None:
             out.append("deleted file mode 100644\n")
-        out.extend(difflib.unified_diff(old_lines, new_lines, "/dev/null" if old is None else f"a/{path}",
+        out.extend(difflib.unified_diff(_lines(old), _lines(new), "/dev/null" if old is None else f"a/{path}",
                                         "/dev/null" if new is None else f"b/{path}", n=3))
-    return "".join(_terminate(line) for line in out)
+    # a content line without a newline is the file's last: marked the way diff does
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in out)
 
 
 def _lines(data: bytes | None) -> list[str]:
     return [] if data is None else data.decode("utf-8", "surrogateescape").splitlines(keepends=True)
-
-
-def _terminate(line: str) -> str:
-    """A content line without a newline is the file's last: mark it the way diff does."""
-    return line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
 
 
 class PatchError(ValueError):

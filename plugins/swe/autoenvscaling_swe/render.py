@@ -161,8 +161,7 @@ def render(inst: Instance) -> Task:
                               "git apply --whitespace=nowarn <<'AUTOENVSCALING_PATCH'\n" + inst.patch
                               + "AUTOENVSCALING_PATCH\n"),
     })
-    for rel, data in inst.bundle.items():
-        files[f"tests/repo/{rel}"] = data
+    files.update({f"tests/repo/{rel}": data for rel, data in inst.bundle.items()})
     label = label_of(inst.level)
     kind = inst.strategy.get("kind", "mutation")
     # The repository's tests the agent has as they are: the verifier restores them, they are no secret.

@@ -150,8 +150,7 @@ def copies_problem(found: list[dict]) -> str:
 
 
 def _unstable(runs: list[SuiteRun]) -> set[str]:
-    names = set().union(*(run.outcomes for run in runs))
-    return {t for t in names if len({run.outcomes.get(t) for run in runs}) > 1}
+    return {t for t in set().union(*(run.outcomes for run in runs)) if len({run.outcomes.get(t) for run in runs}) > 1}
 
 
 def environment_task(snapshot: Snapshot, visible: dict[str, bytes] | None = None) -> Task:

@@ -66,11 +66,8 @@ def backticked(task: Task) -> list[str]:
 def main_input(task: Task) -> str | None:
     """The input the instruction names first (else the first one there is)."""
     have = inputs(task)
-    for path in mentioned(task):
-        hits = [h for h in have if h == path.rstrip("/") or h.startswith(path.rstrip("/") + "/")]
-        if hits:
-            return hits[0]
-    return have[0] if have else None
+    named = [p.rstrip("/") for p in mentioned(task)]
+    return next((h for path in named for h in have if h == path or h.startswith(path + "/")), have[0] if have else None)
 
 
 def scripts(task: Task) -> list[str]:
@@ -79,16 +76,12 @@ def scripts(task: Task) -> list[str]:
 
 def csv_header(task: Task) -> str | None:
     """The first backticked comma-separated header in the instruction (`service,errors`)."""
-    for token in backticked(task):
-        if re.fullmatch(r"[A-Za-z_][\w.]*(,[A-Za-z_][\w.]*)+", token):
-            return token
-    return None
+    return next((t for t in backticked(task) if re.fullmatch(r"[A-Za-z_][\w.]*(,[A-Za-z_][\w.]*)+", t)), None)
 
 
 def json_keys(task: Task) -> list[str]:
     """Backticked lower-case identifiers the instruction names (the keys a JSON report needs)."""
-    keys = [t for t in backticked(task) if re.fullmatch(r"[a-z][a-z0-9_]*", t)]
-    return list(dict.fromkeys(keys))
+    return list(dict.fromkeys(t for t in backticked(task) if re.fullmatch(r"[a-z][a-z0-9_]*", t)))
 
 
 def family(task: Task) -> str | None:

@@ -100,10 +100,9 @@ class FormatSkeleton(TerminalCheat):
                              f"zipfile.ZipFile(sys.argv[1], \"w\").writestr(\"README\", \"x\")' {q(path)}")
             elif path.endswith(ARCHIVE_EXTS):
                 lines.append(f"mkdir -p \"$(dirname {q(path)})\" && tar -caf {q(path)} --files-from /dev/null")
-            elif path.endswith(".sh"):
-                lines.append(write(path, "#!/bin/bash\necho ok\n", executable=True))
-            elif path.endswith(".py"):
-                lines.append(write(path, "print('ok')\n", executable=True))
+            elif path.endswith(SCRIPT_EXTS):
+                text = "print('ok')\n" if path.endswith(".py") else "#!/bin/bash\necho ok\n"
+                lines.append(write(path, text, executable=True))
             else:
                 lines.append(write(path, "0\n"))
         # never clobber what the image has (a database the task asks to query)
@@ -252,8 +251,7 @@ class GitEmptyCommit(TerminalCheat):
 
     def commands(self, task: Task, step: StepConfig | None) -> list[str]:
         ticks = backticked(task)
-        instruction = task.instruction or ""
-        message = next((m for m in re.findall(r"message `([^`]+)`", instruction)), None)
+        message = next((m for m in re.findall(r"message `([^`]+)`", task.instruction or "")), None)
         if message is None:
             key = next((m.group(1) for t in ticks if (m := re.match(r"(\w+) = ", t))), "fix")
             message = f"Restore {key}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from autoenvscaling.api import KitExample, LevelledDomain, Task, UsageError
+from autoenvscaling.api import KitExample, LevelledDomain, Task, UsageError, same_task_content
 
 from .families import CATALOG, load
 from .families.base import MAX_LEVEL, MIN_LEVEL, choose_kind
@@ -60,8 +60,6 @@ class TerminalDomain(LevelledDomain):
         "create an empty file", which the generic cheats do blindly); tests/test_redteam.py attacks
         the family's verifier instead. Only a task identical to the one basics generates from its
         recorded seed, level, kind and reward mode qualifies."""
-        from autoenvscaling.api import same_task_content
-
         prov = task.provenance
         params = prov.parameters
         if prov.domain != self.name or prov.family not in REDTEAM_TESTED or prov.seed is None or "level" not in params:

@@ -29,9 +29,7 @@ import re
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from autoenvscaling.api import (
-    Task, TaskFile, TaskFormat, TaskFormatError, qualified_name, short_name, verifier_library,
-)
+from autoenvscaling.api import Task, TaskFile, TaskFormat, TaskFormatError, qualified_name, short_name
 
 TASK_JSON, INITIAL, FINAL = "task.json", "test_initial_state.py", "test_final_state.py"
 _SKIPPED = {"container.sif", "solutions", "__pycache__", ".pytest_cache"}
@@ -74,7 +72,7 @@ class EndlessTerminalsFormat(TaskFormat):
 
 
 def read_et_task(path: Path) -> Task:
-    from .render import package_text, verifier_script
+    from .render import verifier_files
 
     try:
         meta = json.loads((path / TASK_JSON).read_text(encoding="utf-8"))
@@ -82,11 +80,9 @@ def read_et_task(path: Path) -> Task:
         raise TaskFormatError(f"{path.name}/{TASK_JSON}: not valid JSON: {exc}", hint="fix the JSON") from None
     if not isinstance(meta, dict) or not isinstance(meta.get("description"), str) or not meta["description"].strip():
         raise TaskFormatError(f"{path.name}/{TASK_JSON}: no description", hint="task.json needs a non-empty \"description\"")
-    files: dict[str, bytes | str | TaskFile] = {}
-    for rel in sorted(p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file()):
-        if rel.split("/", 1)[0] in _SKIPPED or rel in (TASK_JSON, INITIAL, FINAL):
-            continue
-        files[f"environment/{rel}"] = (path / rel).read_bytes()
+    names = [rel for rel in sorted(p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file())
+             if rel.split("/", 1)[0] not in _SKIPPED and rel not in (TASK_JSON, INITIAL, FINAL)]
+    files: dict[str, bytes | str | TaskFile] = {f"environment/{rel}": (path / rel).read_bytes() for rel in names}
     if "environment/Dockerfile" not in files:
         if "environment/container.def" not in files:
             raise TaskFormatError(f"{path.name}: no Dockerfile or container.def", hint="an Endless Terminals task needs a container definition")
@@ -98,11 +94,8 @@ def read_et_task(path: Path) -> Task:
     if (path / INITIAL).is_file():
         files["tests/" + INITIAL] = (path / INITIAL).read_bytes()
     files["tests/truth.txt"] = str(meta.get("truth", ""))
-    files["tests/test.sh"] = verifier_script(FINAL, "binary", imported=True)
-    files["tests/reward.py"] = package_text("verifier", "reward.py")
-    files.update({f"tests/{n}": text for n, text in verifier_library().items()})  # reward.py's library
-    files["tests/pytest.ini"] = package_text("verifier", "pytest.ini")
-    name = qualified_name(_safe_name(str(meta.get("name") or path.name)))
+    files.update(verifier_files(FINAL, "binary", imported=True))
+    name = qualified_name(re.sub(r"[^A-Za-z0-9_.-]+", "-", str(meta.get("name") or path.name)).strip("-") or "task")
     extra_keys = {k: v for k, v in meta.items() if k not in ("description", "truth", "name")}
     config = {"schema_version": "1.1",
               "task": {"name": name, "description": meta["description"].strip().splitlines()[0][:200]},
@@ -139,10 +132,6 @@ def et_outputs(final_source: str) -> list[str] | None:
     if not paths or any(not (p == HOME or p.startswith(HOME + "/")) for p in paths):
         return None
     return [HOME]
-
-
-def _safe_name(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") or "task"
 
 
 def dockerfile_from_def(text: str) -> tuple[str, dict[str, bytes]]:

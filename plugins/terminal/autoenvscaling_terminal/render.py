@@ -75,25 +75,20 @@ def checks_module(family: str, draft: Draft, truth: dict[str, Any], header: str)
     specific = select_checks(package_text("checks", f"{family}.py"), draft.checks, where=f"{family}.py", fragment=True)
     inlined = "".join(f"\n# --- inlined from autoenvscaling_terminal/families/{m}.py ---\n{_without_docstring(package_text('families', m + '.py'))}\n"
                       for m in draft.inline)
-    truth_src = pprint.pformat(truth, width=110, sort_dicts=True)
     return (f'"""{header}"""\n\n'
             "# Hidden ground truth: reaches the sandbox only at verification time, never seen by the agent.\n"
-            f"TRUTH = {truth_src}\n\n{common}\n{inlined}\n{specific}")
+            f"TRUTH = {pprint.pformat(truth, width=110, sort_dicts=True)}\n\n{common}\n{inlined}\n{specific}")
 
 
 def _without_docstring(source: str) -> str:
-    tree = ast.parse(source)
-    first = tree.body[0]
+    first = ast.parse(source).body[0]
     if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
         source = "\n".join(source.splitlines()[first.end_lineno:])
     return source.strip("\n") + "\n"
 
 
-# How test.sh runs the checks. Ours: the image's own pytest (the Dockerfile installs python3 and
-# Debian's pytest, so the task verifies the same in Harbor, online or not, and here). An imported
-# task's image may have no pytest: first uvx with pinned pytest and the CTRF reporter, as Harbor's
-# tasks do, then an installed pytest. Either runs isolated (python3 -I: no script directory, PYTHON*
-# variables or user site on its path).
+# How test.sh runs the checks (@HOW@ tells it there, @RUN_CHECKS@ does it): ours with the image's own
+# pytest; an imported task's, whose image may have none, first as Harbor's tasks do (uvx).
 _IMAGE_PYTEST = (
     "with the image's own pytest (its Dockerfile installs python3 and\n"
     "#     pytest: the task verifies the same in Harbor, online or offline, and here), isolated\n"
@@ -127,13 +122,17 @@ _REWARD_IMPORTED = '''    if command -v python3 >/dev/null 2>&1; then
     fi'''
 
 
-def verifier_script(test_file: str, reward_mode: str, *, imported: bool = False) -> str:
-    """tests/test.sh for a pytest file in tests/ and a reward mode ("fraction" or "binary"). Ours runs
-    the image's pytest; an ``imported`` task's (whose image may have none) first tries uvx."""
+def verifier_files(test_file: str, reward_mode: str, *, imported: bool = False) -> dict[str, str]:
+    """tests/test.sh for a pytest file in tests/ and a reward mode ("fraction" or "binary"), with the
+    reward step it runs (reward.py and its library) and pytest.ini. Ours runs the image's pytest; an
+    ``imported`` task's (whose image may have none) first tries uvx."""
     how, run = _UVX_THEN_PYTEST if imported else _IMAGE_PYTEST
     text = package_text("verifier", "test.sh").replace("@HOW@", how).replace("@RUN_CHECKS@", run)
     text = text.replace("@REWARD@", _REWARD_IMPORTED if imported else _REWARD)
-    return text.replace("@TEST_FILE@", test_file).replace("@REWARD_MODE@", reward_mode)
+    return {"tests/test.sh": text.replace("@TEST_FILE@", test_file).replace("@REWARD_MODE@", reward_mode),
+            "tests/reward.py": package_text("verifier", "reward.py"),
+            **{f"tests/{n}": library for n, library in verifier_library().items()},
+            "tests/pytest.ini": package_text("verifier", "pytest.ini")}
 
 
 def verifier_config(draft: Draft) -> dict[str, Any]:
@@ -176,10 +175,7 @@ def render(family: str, draft: Draft, *, seed: int, level: int, reward_mode: str
               f"level {level}).\n\nChecks named test_initial_* guard the environment; the others score the work.\n")
     files: dict[str, bytes | str | TaskFile] = {
         "environment/Dockerfile": dockerfile(draft),
-        "tests/test.sh": verifier_script("test_outputs.py", reward_mode),
-        "tests/reward.py": package_text("verifier", "reward.py"),
-        **{f"tests/{n}": text for n, text in verifier_library().items()},  # reward.py's library
-        "tests/pytest.ini": package_text("verifier", "pytest.ini"),
+        **verifier_files("test_outputs.py", reward_mode),
         "tests/test_outputs.py": checks_module(family, draft, truth, header),
         "solution/solve.sh": "#!/bin/bash\n# Reference solution.\nset -eu\ncd /app\n\n" + draft.solution.strip("\n") + "\n",
     }
@@ -187,8 +183,7 @@ def render(family: str, draft: Draft, *, seed: int, level: int, reward_mode: str
         files[f"environment/app/{rel}"] = TaskFile(data=data, executable=rel in draft.executables)
     if draft.setup is not None:
         files["environment/setup/setup.sh"] = "#!/bin/bash\n# Build-time setup; removed from the image afterwards.\nset -euo pipefail\ncd /app\n\n" + draft.setup.strip("\n") + "\n"
-        for rel, data in draft.setup_files.items():
-            files[f"environment/setup/{rel}"] = data
+        files.update({f"environment/setup/{rel}": data for rel, data in draft.setup_files.items()})
     tags = sorted({family.replace("_", "-"), draft.kind.replace("_", "-"), *draft.tags})
     asks = [f"/app/{p}" for p in dict.fromkeys(p.strip("/") for p in draft.outputs if p.strip("/"))]
     return render_task(

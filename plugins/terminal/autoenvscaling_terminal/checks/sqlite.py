@@ -62,10 +62,6 @@ def test_answer_7():
     check_answer(7)
 
 
-def test_answer_8():
-    check_answer(8)
-
-
 def test_orders_archived():
     got = {str(k): v for k, v in db().execute("SELECT id, status FROM orders").fetchall()}
     assert "archived" in got.values(), "no order is archived"

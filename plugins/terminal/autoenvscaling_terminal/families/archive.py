@@ -205,10 +205,8 @@ def build_compress(rng: random.Random, level: int) -> Draft:
     threshold = rng.choice([4000, 6000, 8000]) if level >= 3 else None
     index = level >= 2
     rotated = sorted(p for p in logs if not p.endswith(".log"))
-    expect = {}
-    for p in rotated:
-        use_xz = threshold is not None and len(logs[p]) > threshold
-        expect[p[len("logs/"):] + (".xz" if use_xz else ".gz")] = hashlib.sha256(logs[p]).hexdigest()
+    expect = {p[len("logs/"):] + (".xz" if threshold is not None and len(logs[p]) > threshold else ".gz"):
+              hashlib.sha256(logs[p]).hexdigest() for p in rotated}
     truth: dict = {"compressed": expect, "originals": [p[len("logs/"):] for p in rotated], "live": f"{service}.log"}
     checks = ["test_logs_compressed", "test_shape_uncompressed_removed"]
     w = Wording(rng)

@@ -64,12 +64,8 @@ class Kind:
 def choose_kind(kinds: Sequence[Kind], rng: random.Random, level: int, kind: str | None) -> Kind:
     """The requested kind, or one drawn among those allowed at ``level``."""
     if kind is not None:
-        for k in kinds:
-            if k.name == kind:
-                return k
-        raise KeyError(kind)
-    allowed = [k for k in kinds if k.min_level <= level] or list(kinds)
-    return rng.choice(allowed)
+        return {k.name: k for k in kinds}[kind]
+    return rng.choice([k for k in kinds if k.min_level <= level] or list(kinds))
 
 
 class Wording:
@@ -136,9 +132,7 @@ class Wording:
                 parts.append(lead + "\n" + "\n".join(f"- {item}" for item in items))
             parts.append(" ".join(notes))
         elif layout == "numbered":
-            if intro_text:
-                parts.append(intro_text)
-            parts += [ask, "\n".join(f"{i}. {item}" for i, item in enumerate(items, 1))]
+            parts += [intro_text, ask, "\n".join(f"{i}. {item}" for i, item in enumerate(items, 1))]  # "" is dropped
             if notes:
                 parts.append(rng.choice(["Notes:", "Keep in mind:", "Also:"]) + " " + " ".join(notes))
         else:

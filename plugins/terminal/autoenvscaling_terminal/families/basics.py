@@ -208,15 +208,12 @@ def make_build(kind: str) -> Callable[[random.Random, int], Draft]:
     def build(rng: random.Random, level: int) -> Draft:
         b = Builder(rng)
         n = level + 1
-        ops = [rng.choice(OPS[kind])]
-        for _ in range(n - 1):  # from level 3 on, a step may come from another kind: one more skill
-            pool = ALL_OPS if level >= 3 and rng.random() < 0.5 else OPS[kind]
-            ops.append(rng.choice(pool))
+        ops = [rng.choice(OPS[kind])]  # then n - 1 more; from level 3 on, one may be of another kind (a new skill)
+        ops += [rng.choice(ALL_OPS if level >= 3 and rng.random() < 0.5 else OPS[kind]) for _ in range(n - 1)]
         for op in ops:
             b.add(op)
-        if level >= 2:  # bystanders: files that must come through untouched
-            for _ in range(level - 1):
-                b._input()
+        for _ in range(level - 1):  # bystanders from level 2 on: files that must come through untouched
+            b._input()
         checks = [f"test_step_{i + 1}" for i in range(n)]
         instruction = _instruction(b, rng)
         guard = sorted(p for p in b.files if p not in b.unguarded)
@@ -233,10 +230,8 @@ def _instruction(b: Builder, rng: random.Random) -> str:
     w = b.w
     lead = w.pick(["Please do the following in `/app`:", "A few small jobs in `/app`:", "Set up `/app` as follows:",
                    "Do these {n} things:", "Steps (all paths are absolute):"], n=len(b.sentences))
-    if rng.random() < 0.5:
-        body = "\n".join(f"{i}. {s}" for i, s in enumerate(b.sentences, 1))
-    else:
-        body = "\n".join(f"- {s}" for s in b.sentences)
+    numbered = rng.random() < 0.5
+    body = "\n".join(f"{i}. {s}" if numbered else f"- {s}" for i, s in enumerate(b.sentences, 1))
     note = w.pick(["", "Leave every other file as it is.", "Do not change any other file."])
     return "\n\n".join(x for x in [lead, body, note] if x) + "\n"
 

@@ -212,39 +212,35 @@ def _no_empty_field(files: dict[str, bytes], report: dict[str, dict[str, list[st
     def put(name: str, lines: list[str]) -> None:
         files[f"envs/{name}"] = ("\n".join(lines) + "\n").encode()
 
+    def keys_of(name: str) -> list[str]:
+        return [line.split("=", 1)[0] for line in env_lines(name)]
+
     names = sorted(report)
     if not any(e["missing"] for e in report.values()):
         if not any(spec["required"] for spec in schema.values()):
             first = sorted(schema)[0]
             schema[first]["required"] = True
             files["config/schema.json"] = (json.dumps(schema, indent=2, sort_keys=True) + "\n").encode()
-        done = False
-        for name in names:
+        hit = next(((name, i, key) for name in names for i, key in enumerate(keys_of(name))
+                    if key in schema and schema[key]["required"]), None)
+        if hit is not None:  # the first required key: deleted
+            name, i, key = hit
             lines = env_lines(name)
-            for i, line in enumerate(lines):
-                key = line.split("=", 1)[0]
-                if key in schema and schema[key]["required"]:
-                    del lines[i]
-                    put(name, lines)
-                    report[name]["missing"] = sorted(report[name]["missing"] + [key])
-                    report[name]["invalid"] = [k for k in report[name]["invalid"] if k != key]
-                    done = True
-                    break
-            if done:
-                break
+            del lines[i]
+            put(name, lines)
+            report[name]["missing"] = sorted(report[name]["missing"] + [key])
+            report[name]["invalid"] = [k for k in report[name]["invalid"] if k != key]
         for name in names:  # a key made required may be absent elsewhere already
-            present = {line.split("=", 1)[0] for line in env_lines(name)}
+            present = set(keys_of(name))
             report[name]["missing"] = sorted(k for k, spec in schema.items() if spec["required"] and k not in present)
     if not any(e["invalid"] for e in report.values()):
-        for name in names:
+        hit = next(((name, i, key) for name in names for i, key in enumerate(keys_of(name)) if key in schema), None)
+        if hit is not None:  # the first key the schema knows: given a bad value
+            name, i, key = hit
             lines = env_lines(name)
-            hit = next(((i, l.split("=", 1)[0]) for i, l in enumerate(lines) if l.split("=", 1)[0] in schema), None)
-            if hit is not None:
-                i, key = hit
-                lines[i] = f"{key}={BAD[schema[key]['type']][0]}"
-                put(name, lines)
-                report[name]["invalid"] = sorted(report[name]["invalid"] + [key])
-                break
+            lines[i] = f"{key}={BAD[schema[key]['type']][0]}"
+            put(name, lines)
+            report[name]["invalid"] = sorted(report[name]["invalid"] + [key])
     if unknown and not any(e["unknown"] for e in report.values()):
         put(names[0], env_lines(names[0]) + ["LEGACY_MODE=1"])
         report[names[0]]["unknown"] = ["LEGACY_MODE"]

@@ -57,9 +57,7 @@ def build_write(rng: random.Random, level: int) -> Draft:
             if desc not in seen:
                 break
         seen.add(desc)
-        command = f"/app/jobs/{name}.sh"
-        if level >= 4 and i == 0:
-            command += f" >> /app/logs/{name}.log 2>&1"
+        command = f"/app/jobs/{name}.sh" + (f" >> /app/logs/{name}.log 2>&1" if level >= 4 and i == 0 else "")
         jobs.append({"name": name, "desc": desc, "fields": fields, "command": command})
     env_lines = {}
     if level >= 3:
@@ -93,10 +91,7 @@ def build_write(rng: random.Random, level: int) -> Draft:
 def build_when(rng: random.Random, level: int) -> Draft:
     n_jobs = 3 + level
     names = rng.sample(["backup", "rotate", "report", "sync", "cleanup", "healthcheck", "reindex", "digest", "prune", "mailer"], n_jobs)
-    entries = []
-    for name in names:
-        desc, fields = _schedule(rng, rng.randint(0, min(level + 1, 3)))
-        entries.append((name, fields))
+    entries = [(name, _schedule(rng, rng.randint(0, min(level + 1, 3)))[1]) for name in names]
     if level >= 3:  # both day fields restricted: cron runs when either matches
         entries[0] = (entries[0][0], [str(rng.choice([0, 30])), str(rng.randint(0, 23)), "13", "*", "5"])
     crontab = "# m h dom mon dow command\n" + "".join(f"{' '.join(f)} /app/jobs/{n}.sh\n" for n, f in entries)
@@ -115,17 +110,16 @@ def build_when(rng: random.Random, level: int) -> Draft:
             moments.add(datetime.datetime.combine(day, datetime.time(hour, minute)))
         else:
             moments.add(base + datetime.timedelta(minutes=rng.randint(0, 60 * 24 * 60)))
-    moments_sorted = sorted(moments)
-    answers = {m.strftime("%Y-%m-%d %H:%M"): sorted(n for n, f in entries if cron_runs_at(f, m)) for m in moments_sorted}
+    answers = {m.strftime("%Y-%m-%d %H:%M"): sorted(n for n, f in entries if cron_runs_at(f, m))
+               for m in sorted(moments)}
     truth: dict = {"out": rng.choice(["when.json", "schedule_answers.json", "out/cron_check.json"]), "at": answers}
     checks = ["test_when_runs"]
     day = None
     if level >= 2:
         day = (base + datetime.timedelta(days=rng.randint(0, 60))).date()
-        counts = {}
-        for n, f in entries:
-            c = sum(1 for minute in range(24 * 60) if cron_runs_at(f, datetime.datetime.combine(day, datetime.time()) + datetime.timedelta(minutes=minute)))
-            counts[n] = c
+        midnight = datetime.datetime.combine(day, datetime.time())
+        counts = {n: sum(1 for i in range(24 * 60) if cron_runs_at(f, midnight + datetime.timedelta(minutes=i)))
+                  for n, f in entries}
         truth["day"], truth["counts"] = day.isoformat(), counts
         checks.append("test_run_counts")
     w = Wording(rng)

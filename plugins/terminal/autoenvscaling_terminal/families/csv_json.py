@@ -120,26 +120,21 @@ def build_convert(rng: random.Random, level: int) -> Draft:
     drop_inactive = level >= 2
     nested = level >= 3
     messy = level >= 4
-    header = ["id", "full_name" if rename else "name", "email", "age", "active", "city", "zip"]
-    rows = [header]
+    rows = [["id", "full_name" if rename else "name", "email", "age", "active", "city", "zip"]]
     records = []
     ids = rng.sample(range(1, 10 * n + 10), n)
     for uid in ids:
         first, last = rng.choice(vocab.FIRST_NAMES), rng.choice(vocab.SURNAMES)
         name = f"{first.title()} {last.title()}" if not (nested and rng.random() < 0.2) else f"{last.title()}, {first.title()}"
         email = f"{first}.{last}@{rng.choice(vocab.EMAIL_DOMAINS)}"
-        shown_email = email
-        if messy and rng.random() < 0.4:
-            shown_email = f"  {email.upper() if rng.random() < 0.5 else email.title()} "
+        shown_email = (f"  {email.upper() if rng.random() < 0.5 else email.title()} " if messy and rng.random() < 0.4
+                       else email)
         active = rng.random() < 0.7
         age, city, zipcode = rng.randint(18, 80), rng.choice(cities), f"{rng.randint(0, 99999):05d}"
         rows.append([str(uid), name, shown_email, str(age), ("yes" if active else "no") if level >= 1 else str(active).lower(), city, zipcode])
         rec: dict = {"id": uid, "name": name, "email": email if messy else shown_email, "age": age,
                      "active": active if level >= 1 else str(active).lower()}
-        if nested:
-            rec["address"] = {"city": city, "zip": zipcode}
-        else:
-            rec.update({"city": city, "zip": zipcode})
+        rec.update({"address": {"city": city, "zip": zipcode}} if nested else {"city": city, "zip": zipcode})
         if drop_inactive and not active:
             continue
         records.append(rec)
@@ -177,10 +172,8 @@ def build_convert(rng: random.Random, level: int) -> Draft:
     sol = [f"mkdir -p \"$(dirname /app/{out})\"", "python3 - <<'EOF'", "import csv, json", "records = []",
            "for row in csv.DictReader(open('/app/data/users.csv', newline='')):",
            f"    rec = {{'id': int(row['id']), 'name': row['{src_name}'], 'email': {email_expr}, 'age': int(row['age']), 'active': {active_expr}}}"]
-    if nested:
-        sol.append("    rec['address'] = {'city': row['city'], 'zip': row['zip']}")
-    else:
-        sol.append("    rec.update(city=row['city'], zip=row['zip'])")
+    sol.append("    rec['address'] = {'city': row['city'], 'zip': row['zip']}" if nested
+               else "    rec.update(city=row['city'], zip=row['zip'])")
     if drop_inactive:
         sol += ["    if rec['active']:", "        records.append(rec)", "records.sort(key=lambda r: (-r['age'], r['id']))"]
     else:
@@ -230,11 +223,10 @@ def build_events(rng: random.Random, level: int) -> Draft:
     ], a=wanted[0], b=wanted[1])
     instruction = w.compose(intro=intro, ask=ask, details=details)
     select = f"select(.event == \"{wanted[0]}\" or .event == \"{wanted[1]}\")" if level >= 1 else "."
-    reader = "jq -R -r 'fromjson? | select(type == \"object\" and has(\"ts\"))'" if malformed else "cat"
+    # -c: the first jq passes the objects on one per line, for the second
+    reader = "jq -R -c 'fromjson? | select(type == \"object\" and has(\"ts\"))'" if malformed else "cat"
     sol = [f"mkdir -p \"$(dirname /app/{out})\"",
            f"{{ echo 'ts,event,user_id,plan'; {reader} data/events.jsonl | jq -s -r 'sort_by(.ts) | .[] | {select} | [.ts, .event, .user.id, (.user.plan // \"\")] | @csv'; }} > /app/{out}"]
-    if malformed:  # the first jq emits objects pretty-printed; -c keeps them one per line for the second
-        sol[1] = sol[1].replace("jq -R -r", "jq -R -c")
     return Draft(kind="events", outputs=[out], instruction=instruction, files={"data/events.jsonl": ("\n".join(lines) + "\n").encode()}, truth=truth,
                  checks=["test_shape_table_header", "test_table_rows_exact"], solution="\n".join(sol),
                  parameters={"events": n, "types": wanted, "missing": missing, "malformed": malformed}, tags=["jsonl", "jq", "csv"])

@@ -118,16 +118,14 @@ def build_collect(rng: random.Random, level: int) -> Draft:
         find.append("-not -path '*/.*'")
     if min_size:
         find.append(f"-size +{min_size - 1}c")
-    sol = ["cd /app/project"]
     if use_keyword:
-        sol.append(f"{' '.join(find)} -exec grep -l -F {json.dumps(keyword)} {{}} + | sed 's|^\\./||' | LC_ALL=C sort > /tmp/matches.txt")
-    else:
-        sol.append(f"{' '.join(find)} | sed 's|^\\./||' | LC_ALL=C sort > /tmp/matches.txt")
-    sol += [f"mkdir -p /app/{dest}",
-            "while IFS= read -r f; do",
-            f"    mkdir -p \"/app/{dest}/$(dirname \"$f\")\"",
-            f"    cp \"$f\" \"/app/{dest}/$f\"",
-            "done < /tmp/matches.txt"]
+        find.append(f"-exec grep -l -F {json.dumps(keyword)} {{}} +")
+    sol = ["cd /app/project", f"{' '.join(find)} | sed 's|^\\./||' | LC_ALL=C sort > /tmp/matches.txt",
+           f"mkdir -p /app/{dest}",
+           "while IFS= read -r f; do",
+           f"    mkdir -p \"/app/{dest}/$(dirname \"$f\")\"",
+           f"    cp \"$f\" \"/app/{dest}/$f\"",
+           "done < /tmp/matches.txt"]
     if manifest:
         sol.append(f"cp /tmp/matches.txt /app/{truth['manifest']}")
     return Draft(kind="collect", outputs=[dest] + ([truth["manifest"]] if manifest else []), instruction=instruction, files=files, truth=truth, checks=checks, solution="\n".join(sol),
@@ -230,10 +228,6 @@ def build_dupes(rng: random.Random, level: int) -> Draft:
     if len(set(files.values())) == len(files):  # no duplicate drawn: add one
         first = sorted(files)[0]
         files[f"photos/copy_of_{PurePosixPath(first).name}"] = files[first]
-    return _dupes_task(rng, level, files)
-
-
-def _dupes_task(rng: random.Random, level: int, files: dict[str, bytes]) -> Draft:
     groups: dict[bytes, list[str]] = {}
     for path, data in files.items():
         groups.setdefault(data, []).append(path[len("photos/"):])

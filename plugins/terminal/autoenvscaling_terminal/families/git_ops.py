@@ -43,14 +43,12 @@ class History:
                         for f, s in zip(rng.sample(vocab.FIRST_NAMES, 5), rng.sample(vocab.SURNAMES, 5))]
         self.project = rng.choice(["billing", "webshop", "scheduler", "gateway", "reports"])
 
-    def ticket(self) -> str:
-        return f"{self.rng.choice(['OPS', 'DEV', 'BUG', 'PLAT', 'INFRA'])}-{self.rng.randint(100, 9999)}"
-
     def commit(self, subject: str, files: dict[str, str | None], tag: str | None = None) -> Commit:
         # git refuses an empty commit, so a generator bug here would surface only as a failed build
         if all(self.tree.get(path) == content for path, content in files.items()):
             raise ValueError(f"commit {subject!r} changes nothing")
-        c = Commit(message=f"[{self.ticket()}] {subject}", author=self.rng.choice(self.authors), files=files, tag=tag)
+        ticket = f"{self.rng.choice(['OPS', 'DEV', 'BUG', 'PLAT', 'INFRA'])}-{self.rng.randint(100, 9999)}"
+        c = Commit(message=f"[{ticket}] {subject}", author=self.rng.choice(self.authors), files=files, tag=tag)
         for path, content in files.items():
             if content is None:
                 self.tree.pop(path, None)
@@ -204,10 +202,8 @@ def build_restore(rng: random.Random, level: int) -> Draft:
     sol = ["cd /app/repo"]
     for t in targets:
         sol += [f"deleted=$(git log --diff-filter=D --format=%H -1 -- {t})", f"git checkout \"$deleted^\" -- {t}"]
-    if level >= 1:
-        sol.append(f"git -c user.name=Oracle -c user.email=oracle@example.test commit -q -m '{message}'")
-    else:
-        sol.append("git reset -q")
+    sol.append(f"git -c user.name=Oracle -c user.email=oracle@example.test commit -q -m '{message}'" if level >= 1
+               else "git reset -q")
     if tag:
         sol.append(f"git tag {tag}")
     return Draft(kind="restore_file", outputs=["repo"], instruction=instruction, files={}, truth=truth, checks=checks, solution="\n".join(sol),

@@ -33,7 +33,7 @@ def _start(rng: random.Random) -> datetime:
     return datetime(2024, rng.randint(1, 12), rng.randint(1, 27), rng.randint(0, 20), tzinfo=timezone.utc)
 
 
-def _access_line(rng: random.Random, ip: str, when: datetime, weights: list[float]) -> tuple[str, str, str, int]:
+def _access_line(rng: random.Random, ip: str, stamp: str, weights: list[float]) -> tuple[str, str, str, int]:
     path = rng.choices(vocab.ENDPOINTS, weights=weights)[0]
     method = rng.choices(["GET", "POST", "PUT", "DELETE"], weights=[8, 3, 1, 1])[0]
     status = rng.choices(["200", "201", "204", "301", "304", "400", "403", "404", "500", "502", "503"],
@@ -41,14 +41,12 @@ def _access_line(rng: random.Random, ip: str, when: datetime, weights: list[floa
     size = 0 if status in ("204", "304") else rng.randint(120, 48000)
     size_field = "-" if size == 0 else str(size)
     user = rng.choice(["-", "-", "-", rng.choice(vocab.FIRST_NAMES)])
-    stamp = f"{when.day:02d}/{MONTHS[when.month - 1]}/{when.year}:{when:%H:%M:%S} +0000"
     line = (f'{ip} - {user} [{stamp}] "{method} {path} HTTP/1.1" {status} {size_field} '
             f'"-" "{rng.choice(vocab.USER_AGENTS)}"')
     return line, path, status, size
 
 
-def _malformed(rng: random.Random, ip: str, when: datetime) -> str:
-    stamp = f"{when.day:02d}/{MONTHS[when.month - 1]}/{when.year}:{when:%H:%M:%S} +0000"
+def _malformed(rng: random.Random, ip: str, stamp: str) -> str:
     return rng.choice([
         f'{ip} - - [{stamp}] "GET /api/items HTTP/1.1" 200',
         f'{ip} - - [{stamp}] "\\x16\\x03\\x01" 400 -',
@@ -89,12 +87,12 @@ def build_access(rng: random.Random, level: int) -> Draft:
     for i in range(n):
         when += timedelta(seconds=rng.randint(1, 90))
         ip = rng.choices(ips, weights=ip_weights)[0]
+        stamp = f"{when.day:02d}/{MONTHS[when.month - 1]}/{when.year}:{when:%H:%M:%S} +0000"
         if i in malformed_slots:
-            line = _malformed(rng, ip, when)
-            assert not ACCESS_RE.match(line)
-            entries.append(line)
+            entries.append(_malformed(rng, ip, stamp))
+            assert not ACCESS_RE.match(entries[-1])
             continue
-        line, path, status, size = _access_line(rng, ip, when, path_weights)
+        line, path, status, size = _access_line(rng, ip, stamp, path_weights)
         assert ACCESS_RE.match(line)
         entries.append(line)
         valid.append((ip, path, status, size))

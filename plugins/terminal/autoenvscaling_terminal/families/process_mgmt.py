@@ -116,14 +116,13 @@ esac'''
 
 
 def _jobs(rng: random.Random, level: int, retries: bool) -> list[dict]:
-    word = rng.choice(vocab.WORDS)
+    word, code = rng.choice(vocab.WORDS), rng.randint(2, 9)
     jobs: list[dict[str, Any]] = [
         {"name": f"say_{word}", "timeout": 5, "command": f"echo {word}", "exit": 0, "output": word},
-        {"name": "failing", "timeout": 5, "command": f"echo oops >&2; exit {rng.randint(2, 9)}", "exit": None, "output": "oops"},
+        {"name": "failing", "timeout": 5, "command": f"echo oops >&2; exit {code}", "exit": code, "output": "oops"},
         {"name": "too_slow", "timeout": 1, "command": "sleep 5", "exit": 124, "output": ""},
         {"name": "count_files", "timeout": 5, "command": "ls / | wc -l > /dev/null", "exit": 0, "output": ""},
     ]
-    jobs[1]["exit"] = int(jobs[1]["command"].rsplit(" ", 1)[1])
     if retries:
         jobs.append({"name": "flaky", "timeout": 5, "retries": 2,
                      "command": "f=$STATE_DIR/flaky.count; n=$(cat $f 2>/dev/null || echo 0); echo $((n+1)) > $f; [ $n -ge 1 ]",

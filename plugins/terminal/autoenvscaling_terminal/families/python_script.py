@@ -21,11 +21,6 @@ from .base import Draft, Kind, Wording
 UNITS = [("w", 604800), ("d", 86400), ("h", 3600), ("m", 60), ("s", 1)]
 
 
-def _units(level: int) -> list[tuple[str, int]]:
-    allowed = "hms" + ("d" if level >= 2 else "") + ("w" if level >= 3 else "")
-    return [u for u in UNITS if u[0] in allowed]
-
-
 def _fmt(seconds: int, units: list[tuple[str, int]]) -> str:
     if seconds == 0:
         return "0s"
@@ -39,7 +34,8 @@ def _fmt(seconds: int, units: list[tuple[str, int]]) -> str:
 
 def build_durations(rng: random.Random, level: int) -> Draft:
     module = rng.choice(["durations.py", "timefmt.py", "duration_utils.py"])
-    units = _units(level)
+    allowed = "hms" + ("d" if level >= 2 else "") + ("w" if level >= 3 else "")
+    units = [u for u in UNITS if u[0] in allowed]
     spaced = level >= 3
     cases_parse = []
     for _ in range(6 + 2 * level):
@@ -114,11 +110,8 @@ def _inventory_case(rng: random.Random, level: int) -> dict:
     items = rng.sample([p.replace(" ", "-") for p in vocab.PRODUCTS], 4 + level)
     stock = {it: rng.randint(0, 30) for it in items[:-1]}
     types = ["sell", "sell", "restock"] + (["adjust"] if level >= 3 else [])
-    txs: list[dict[str, Any]] = []
-    for _ in range(6 + 3 * level):
-        t = rng.choice(types)
-        item = rng.choice(items if level >= 2 else items[:-1])
-        txs.append({"type": t, "item": item, "qty": rng.randint(1, 25)})
+    txs: list[dict[str, Any]] = [{"type": rng.choice(types), "item": rng.choice(items if level >= 2 else items[:-1]),
+                                  "qty": rng.randint(1, 25)} for _ in range(6 + 3 * level)]
     final, rejected = _apply(stock, txs, level)
     report: dict[str, list[int]] = {}  # item -> [sold, restocked]
     for i, tx in enumerate(txs):

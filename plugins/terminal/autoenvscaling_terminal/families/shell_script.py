@@ -56,13 +56,11 @@ def _rename_case(rng: random.Random, level: int, size: int) -> dict:
     skipped: list[str] = []
     for n in names:
         new = _normalise(n, spaces)
-        if new == n:
-            continue
-        if new in current:
+        if new != n and new in current:
             skipped.append(n)
-            continue
-        current.discard(n)
-        current.add(new)
+        elif new != n:
+            current.discard(n)
+            current.add(new)
     return {"names": names, "after": sorted(current, key=lambda s: s.encode()), "skipped": skipped,
             "plan": [[n, _normalise(n, spaces)] for n in names if _normalise(n, spaces) != n]}
 
@@ -132,7 +130,7 @@ def _stats_case(rng: random.Random, level: int, column: bool) -> dict:
             lines.append(",".join(cells))
         else:
             lines.append(str(v))
-    return {"input": "\n".join(lines) + "\n", "column": col, "values": values}
+    return {"input": "\n".join(lines) + "\n", "column": col, "values": values, "expected": _stats_line(values, level)}
 
 
 def _stats_line(values: list[int], level: int) -> str:
@@ -147,11 +145,7 @@ def _stats_line(values: list[int], level: int) -> str:
 def build_stats(rng: random.Random, level: int) -> Draft:
     script = _script_path(rng, ["numstats.sh", "colstats.sh", "summarize.sh", "stats.sh"])
     column, stdin = level >= 3, level >= 4
-    cases = []
-    for i in range(3):
-        case = _stats_case(rng, level, column and i > 0)
-        case["expected"] = _stats_line(case["values"], level)
-        cases.append(case)
+    cases = [_stats_case(rng, level, column and i > 0) for i in range(3)]
     keys = "count sum" + (" min max" if level >= 1 else "") + (" mean" if level >= 2 else "")
     truth: dict = {"script": script, "cases": cases}
     checks = ["test_shape_script_executable", "test_stats_output"]
@@ -202,9 +196,9 @@ def build_stats(rng: random.Random, level: int) -> Draft:
     # The sample the agent sees is none of the checked cases (drawn last, so the rest of the task is
     # what it was): a script that only prints the sample's answer scores nothing.
     sample = _stats_case(rng, level, False)
-    while _stats_line(sample["values"], level) in {c["expected"] for c in cases}:
+    while sample["expected"] in {c["expected"] for c in cases}:
         sample = _stats_case(rng, level, False)
-    truth["sample"] = {"input": sample["input"], "expected": _stats_line(sample["values"], level)}
+    truth["sample"] = {"input": sample["input"], "expected": sample["expected"]}
     return Draft(kind="stats", outputs=[script], instruction=instruction, files={"samples/numbers.txt": sample["input"].encode()}, truth=truth,
                  checks=checks, solution="\n".join(sol),
                  parameters={"fields": keys.split(), "column": column, "stdin": stdin, "hidden_cases": len(cases)},

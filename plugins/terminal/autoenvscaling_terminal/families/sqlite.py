@@ -119,15 +119,13 @@ def build_report(rng: random.Random, level: int) -> Draft:
     con = _db(sql)
     pool = _questions(rng, info)
     count = min(len(pool), 1 + level)
-    max_weight = 1 + level
-    eligible = [q for q in pool if q.weight <= max_weight]
+    eligible = [q for q in pool if q.weight <= 1 + level]
     picked = sorted(rng.sample(eligible, min(count, len(eligible))), key=lambda q: (q.weight, q.text))
     db = rng.choice(["shop.db", "data/store.sqlite", "db/sales.db"])
     answers = rng.choice(["answers", "results", "out"])
-    qs: list[dict[str, Any]] = []
-    for i, q in enumerate(picked, 1):
-        rows = [list(r) for r in con.execute(q.sql).fetchall()]
-        qs.append({"file": f"{answers}/q{i}.csv", "columns": q.columns, "rows": rows})
+    qs: list[dict[str, Any]] = [{"file": f"{answers}/q{i}.csv", "columns": q.columns,
+                                 "rows": [list(r) for r in con.execute(q.sql).fetchall()]}
+                                for i, q in enumerate(picked, 1)]
     truth = {"db": db, "questions": qs, "counts": _counts(con)}
     w = Wording(rng)
     intro = w.intro([f"The shop's SQLite database is `/app/{db}` (tables `customers`, `products`, `orders`, `order_items`).",

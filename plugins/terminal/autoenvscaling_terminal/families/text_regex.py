@@ -97,36 +97,30 @@ def build_redact(rng: random.Random, level: int) -> Draft:
     src, dst = [], []
     counts: Counter[str] = Counter()
     for i in range(n):
-        parts_src, parts_dst = [f"#{rng.randint(10000, 99999)} [{rng.choice(['open', 'closed', 'pending'])}]"], None
+        parts_src = [f"#{rng.randint(10000, 99999)} [{rng.choice(['open', 'closed', 'pending'])}]"]
         parts_dst = list(parts_src)
         for _ in range(rng.randint(1, 3)):
             choice = rng.choice(["email", "phone", "text", "text"] + (["card"] if cards else []) + (["decoy"] if decoys else []))
             if choice == "email":
-                e = _email(rng, domains)
-                parts_src.append(f"reply to {e}")
-                parts_dst.append("reply to [EMAIL]")
-                counts["email"] += 1
+                shown, masked = f"reply to {_email(rng, domains)}", "reply to [EMAIL]"
             elif choice == "phone":
                 a, b, c = rng.randint(200, 999), rng.randint(100, 999), rng.randint(0, 9999)
                 ph = f"({a}) {b}-{c:04d}" if paren_phones and rng.random() < 0.5 else f"{a}-{b}-{c:04d}"
-                parts_src.append(f"call {ph}")
-                parts_dst.append("call [PHONE]")
-                counts["phone"] += 1
+                shown, masked = f"call {ph}", "call [PHONE]"
             elif choice == "card":
                 groups = [f"{rng.randint(0, 9999):04d}" for _ in range(4)]
-                parts_src.append(f"card {'-'.join(groups)}")
-                parts_dst.append(f"card ****-****-****-{groups[3]}")
-                counts["card"] += 1
+                shown, masked = f"card {'-'.join(groups)}", f"card ****-****-****-{groups[3]}"
             elif choice == "decoy":  # look-alikes that must stay: dates, versions, short numbers
-                d = rng.choice([f"on {rng.randint(2019, 2024)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}",
-                                f"version {rng.randint(1, 9)}.{rng.randint(0, 20)}.{rng.randint(0, 9)}",
-                                f"ref {rng.randint(10, 99)}-{rng.randint(100, 999)}", "user@@broken"])
-                parts_src.append(d)
-                parts_dst.append(d)
+                shown = masked = rng.choice([
+                    f"on {rng.randint(2019, 2024)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}",
+                    f"version {rng.randint(1, 9)}.{rng.randint(0, 20)}.{rng.randint(0, 9)}",
+                    f"ref {rng.randint(10, 99)}-{rng.randint(100, 999)}", "user@@broken"])
             else:
-                t = rng.choice(vocab.PROSE)
-                parts_src.append(t)
-                parts_dst.append(t)
+                shown = masked = rng.choice(vocab.PROSE)
+            if masked != shown:  # personal data: counted per kind
+                counts[choice] += 1
+            parts_src.append(shown)
+            parts_dst.append(masked)
         src.append(" ".join(parts_src))
         dst.append(" ".join(parts_dst))
     for key in ("email", "phone"):  # every pattern appears at least once
@@ -136,8 +130,7 @@ def build_redact(rng: random.Random, level: int) -> Draft:
             counts[key] += 1
     inp = rng.choice(["support/tickets.txt", "data/tickets.log", "tickets/export.txt"])
     out = inp.rsplit(".", 1)[0] + "_redacted.txt"
-    expected = "\n".join(dst) + "\n"
-    truth = {"out": out, "expected": expected, "counts": dict(counts)}
+    truth = {"out": out, "expected": "\n".join(dst) + "\n", "counts": dict(counts)}
     checks = ["test_redacted_emails", "test_redacted_phones", "test_redacted_exact"] + (["test_redacted_cards"] if cards else [])
     w = Wording(rng)
     intro = w.intro([f"Before we share `/app/{inp}` with a contractor, personal data has to go.",
@@ -178,10 +171,7 @@ def build_dates(rng: random.Random, level: int) -> Draft:
         y, m, d = rng.randint(1998, 2025), rng.randint(1, 12), rng.randint(1, 28)
         iso = f"{y}-{m:02d}-{d:02d}"
         label = rng.choice(["invoice", "shipment", "renewal", "inspection", "payment", "delivery"])
-        if named and rng.random() < 0.4:
-            shown = f"{MONTHS[m - 1]} {d:02d}, {y}"
-        else:
-            shown = f"{d:02d}/{m:02d}/{y}"
+        shown = f"{MONTHS[m - 1]} {d:02d}, {y}" if named and rng.random() < 0.4 else f"{d:02d}/{m:02d}/{y}"
         tail = ""
         if decoys and rng.random() < 0.4:
             tail = rng.choice([f" ratio {rng.randint(1, 9)}/{rng.randint(1, 9)}", f" build {rng.randint(1, 30)}/{rng.randint(1, 12)}",
@@ -207,8 +197,7 @@ def build_dates(rng: random.Random, level: int) -> Draft:
     instruction = w.compose(intro=intro, ask=ask, details=details)
     script = ["s#\\b([0-9]{2})/([0-9]{2})/([0-9]{4})\\b#\\3-\\2-\\1#g"]
     if named:
-        for i, mon in enumerate(MONTHS, 1):
-            script.append(f"s/\\b{mon} ([0-9]{{2}}), ([0-9]{{4}})\\b/\\2-{i:02d}-\\1/g")
+        script += [f"s/\\b{mon} ([0-9]{{2}}), ([0-9]{{4}})\\b/\\2-{i:02d}-\\1/g" for i, mon in enumerate(MONTHS, 1)]
     sol = "sed -E \\\n" + "".join(f"    -e '{s}' \\\n" for s in script) + f"    /app/{inp} > /app/{out}"
     checks = ["test_dates_converted_lines", "test_shape_no_old_dates"]
     return Draft(kind="dates", outputs=[out], instruction=instruction, files={inp: ("\n".join(src) + "\n").encode()}, truth=truth, checks=checks,
