@@ -306,11 +306,15 @@ def _interruptible(out: Path) -> Iterator[None]:
         yield
     except KeyboardInterrupt:
         click.echo(f"interrupted: {_kept(out)}", err=True)
-        args = [a for a in sys.argv[1:] if a != "--resume"]
-        click.echo(f"continue with: autoenvscaling {shlex.join(args)} --resume", err=True)
+        click.echo(f"continue with: {_resume_command()}", err=True)
         raise SystemExit(130) from None
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _resume_command() -> str:
+    """This command line, with ``--resume`` once at its end."""
+    return f"autoenvscaling {shlex.join(a for a in sys.argv[1:] if a != '--resume')} --resume"
 
 
 def _kept(out: Path) -> str:
@@ -411,9 +415,7 @@ def _print_summary(summaries: list[Any], out: Path, as_json: bool, budget_stop: 
                    f"scored; valid-environment rate {s.valid_rate}; pool {s.pool_size} ({s.left_pool} left)"
                    + (f"; {s.metrics['budget_stop']}" if "budget_stop" in s.metrics else ""))
     if budget_stop is not None:
-        args = [a for a in sys.argv[1:] if a != "--resume"]
-        click.echo(f"stopped early: {budget_stop}\nto go on, raise the budget and run: autoenvscaling "
-                   f"{shlex.join(args)} --resume")
+        click.echo(f"stopped early: {budget_stop}\nto go on, raise the budget and run: {_resume_command()}")
     click.echo(f"suite: {out}")
     click.echo(f"report: {report}")
 

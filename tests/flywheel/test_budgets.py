@@ -55,7 +55,7 @@ def test_a_metered_model_counts_retries_and_timeouts_and_stops_at_its_token_budg
               DelayReply(30.0, TextReply("late")), TextReply("two", prompt_tokens=60, completion_tokens=40)]
     with ScriptedOpenAIServer(script) as srv:
         async def go() -> tuple[MeteredLLM, BaseException]:
-            llm = _backend(srv, timeout=3.0, max_retries=2)
+            llm = _backend(srv, timeout=10.0, max_retries=2)  # far above a loopback answer, far below 30 s
             meter = MeteredLLM(llm, Budget(tokens=200))
             try:
                 await meter.chat(HELLO, max_tokens=512)
