@@ -79,16 +79,40 @@ fi
 # The build is portable (AVX2, no -march=native): a native build on a Xeon with AMX crashed in
 # libggml-cpu with a general protection fault on the first completion, in a VM that does not grant
 # AMX; pip's cache is bypassed so that no native wheel built earlier is reused.
+# The sdist also holds llama.cpp's convert_hf_to_gguf.py: unpacked into the environment, it
+# converts a trained checkpoint to GGUF so that the served solver follows the training.
 LLAMA_MARK="$VENV/.llama-cpp-portable-$LLAMA_CPP_VERSION"
+CONVERTER="$VENV/share/llama.cpp-convert"
 if [ "${AUTOENVSCALING_WITH_LLAMA_SERVER:-1}" = "1" ]; then
+  build=0
   if [ ! -f "$LLAMA_MARK" ] || ! "$VENV/bin/python" -c 'import llama_cpp, uvicorn, fastapi, sse_starlette' 2>/dev/null; then
-    log "building llama-cpp-python from its sdist (3-6 minutes, once)"
-    CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF" \
-      "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-cache-dir --force-reinstall --no-deps \
-        "llama-cpp-python==$LLAMA_CPP_VERSION" \
-      && "$VENV/bin/python" -m pip install -q --disable-pip-version-check "llama-cpp-python[server]==$LLAMA_CPP_VERSION" \
-      && touch "$LLAMA_MARK" \
-      || warn "llama-cpp-python not installed: local models decode with transformers (slower)"
+    build=1
+  fi
+  if [ "$build" = 1 ] || [ ! -f "$CONVERTER/convert_hf_to_gguf.py" ]; then
+    sdist_dir="$(mktemp -d)"
+    if "$VENV/bin/python" -m pip download -q --disable-pip-version-check --no-cache-dir --no-deps --no-binary :all: \
+         -d "$sdist_dir" "llama-cpp-python==$LLAMA_CPP_VERSION"; then
+      sdist="$(ls "$sdist_dir"/llama_cpp_python-*.tar.gz)"
+      if [ "$build" = 1 ]; then
+        log "building llama-cpp-python from its sdist (3-6 minutes, once)"
+        CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF" \
+          "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-cache-dir --force-reinstall --no-deps \
+            "$sdist" \
+          && "$VENV/bin/python" -m pip install -q --disable-pip-version-check "llama-cpp-python[server]==$LLAMA_CPP_VERSION" \
+          && touch "$LLAMA_MARK" \
+          || warn "llama-cpp-python not installed: local models decode with transformers (slower)"
+      fi
+      top="$(basename "$sdist" .tar.gz)/vendor/llama.cpp"
+      if tar -xzf "$sdist" -C "$sdist_dir" "$top/convert_hf_to_gguf.py" "$top/conversion" "$top/gguf-py" \
+         && "$VENV/bin/python" -m pip install -q --disable-pip-version-check "sentencepiece>=0.2"; then
+        rm -rf "$CONVERTER" && mkdir -p "$(dirname "$CONVERTER")" && mv "$sdist_dir/$top" "$CONVERTER"
+      else
+        warn "llama.cpp's converter not unpacked: a trained solver decodes with transformers"
+      fi
+    else
+      warn "could not download llama-cpp-python's sdist: local models decode with transformers (slower)"
+    fi
+    rm -rf "$sdist_dir"
   fi
 fi
 export PATH="$VENV/bin:$PATH"

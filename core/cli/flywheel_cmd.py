@@ -230,18 +230,20 @@ async def _flywheel(config: Any, out: Path, *, resume: bool, backend_name: str, 
     solver_spec = _solver_spec(*solver, llm_backend) if solver is not None else None
     with contextlib.ExitStack() as servers:
         # Local models are served by llama.cpp when it is installed (one server per model, for every
-        # worker); a solver being trained keeps transformers, whose weights the trainer updates.
-        running: dict[str, LocalServer] = {}
-        proposer_llm = _serve_local(servers, running, proposer_llm)
-        if solver_spec is not None and config.trainer is None:
-            solver_spec = solver_spec.model_copy(update={"llm": _serve_local(servers, running, solver_spec.llm)})
+        # worker). A run that trains keeps the specs of the weights being trained (transformers
+        # checkpoints) and the flywheel serves each round's models, so the served weights follow them.
+        served = _Served(servers)
+        if config.trainer is None:
+            proposer_llm = proposer_llm and served(proposer_llm)
+            if solver_spec is not None:
+                solver_spec = solver_spec.model_copy(update={"llm": served(solver_spec.llm)})
         for spec in (proposer_llm, solver_spec.llm if solver_spec else None):
             if spec is not None:
                 spec.check(host)  # one clear line now, not a failed job in every worker
         with _RichProgress(live) as progress:
             flywheel = Flywheel(config, out, host=host, backend=backend, solver=solver_spec,
                                 proposer_llm=proposer_llm, executor=runner, progress=progress, resume=resume,
-                                report_writer=write_report)
+                                report_writer=write_report, serve=served if config.trainer else None)
             try:
                 summaries = [await flywheel.generate()] if generate else await flywheel.run()
                 return summaries, flywheel.budget_stop
@@ -252,24 +254,35 @@ async def _flywheel(config: Any, out: Path, *, resume: bool, backend_name: str, 
                 shutil.rmtree(live, ignore_errors=True)
 
 
-def _serve_local(servers: contextlib.ExitStack, running: dict[str, LocalServer],
-                 spec: LLMSpec | None) -> LLMSpec | None:
-    """``spec`` pointed at a llama.cpp server when it names a local model llama.cpp can serve and
-    no backend was chosen (or llama-server was), else ``spec``. One server per model, in ``running``,
-    stopped when ``servers`` closes."""
-    from ..executors.jobs import LLMSpec
-    from ..llm import serve
+class _Served:
+    """The llama.cpp servers a command starts: ``served(spec)`` is ``spec`` pointed at a server when it
+    names a local model llama.cpp can serve (an embedded model, a GGUF file, a trained checkpoint) and
+    no backend was chosen (or llama-server was), else ``spec``. One server per model, shared by
+    every worker and role naming it, stopped when ``stack`` closes; a checkpoint's server replaces
+    the one of the checkpoint before it (training moves a run from one to the next)."""
 
-    if spec is None or spec.base_url or spec.backend not in (None, serve.LlamaServerBackend.name):
-        return spec
-    if spec.backend is None and not (serve.available() and serve.servable(spec.model)):
-        return spec
-    server = running.get(spec.model)
-    if server is None:
-        click.echo(f"serving {spec.model} with llama.cpp (--llm-backend transformers decodes it in-process)", err=True)
-        server = running[spec.model] = servers.enter_context(serve.LocalServer(spec.model))
-        click.echo(f"  {server.alias} at {server.base_url}", err=True)
-    return LLMSpec(model=server.alias, base_url=server.base_url, backend=serve.LlamaServerBackend.name)
+    def __init__(self, stack: contextlib.ExitStack) -> None:
+        self.stack = stack
+        self.running: dict[str, LocalServer] = {}
+
+    def __call__(self, spec: LLMSpec) -> LLMSpec:
+        from ..executors.jobs import LLMSpec
+        from ..llm import serve
+
+        if spec.base_url or spec.backend not in (None, serve.LlamaServerBackend.name):
+            return spec
+        if spec.backend is None and not (serve.available() and serve.servable(spec.model)):
+            return spec
+        server = self.running.get(spec.model)
+        if server is None:
+            checkpoint = serve.is_checkpoint(spec.model)
+            for older in [m for m in self.running if checkpoint and serve.is_checkpoint(m)]:
+                self.running.pop(older).stop()
+            click.echo(f"serving {spec.model} with llama.cpp{' (converted to GGUF)' if checkpoint else ''} "
+                       "(--llm-backend transformers decodes it in-process)", err=True)
+            server = self.running[spec.model] = self.stack.enter_context(serve.LocalServer(spec.model))
+            click.echo(f"  {server.alias} at {server.base_url}", err=True)
+        return LLMSpec(model=server.alias, base_url=server.base_url, backend=serve.LlamaServerBackend.name)
 
 
 def solver_target(model: str | None, base_url: str | None) -> tuple[str | None, str | None]:
@@ -379,13 +392,14 @@ class _RichProgress(Progress):
             self.console.print(f"[{elapsed // 60}:{elapsed % 60:02d}] {self._round or 'starting'}: {self._status}"
                                + (f"; {calls}" if calls else ""), highlight=False, soft_wrap=True)
 
-    def round_started(self, round: int, units: int | None) -> None:
+    def round_started(self, round: int, units: int | None, label: str | None = None) -> None:
+        """``label``: what the bar counts when it is not a round's proposals (a bench's)."""
         if self._task is not None:
             self._progress.update(self._task, description=self._tally())
         self._counts = {}
-        self._round = f"round {round}"
+        self._round = label or f"round {round}"
         self._status = f"0/{units if units is not None else '?'} done"
-        self._task = self._progress.add_task("", total=units, label=f"round {round}")
+        self._task = self._progress.add_task("", total=units, label=self._round)
 
     def unit_done(self, unit: Any, outcome: str) -> None:
         self._counts[outcome] = self._counts.get(outcome, 0) + 1
@@ -442,10 +456,13 @@ def bench() -> None:
 @click.option("--backend", "backend_name", default="bwrap", show_default=True,
               help="Sandbox backend: bwrap, docker, or one a plugin registers.")
 @_budget_option("proposal", "each proposal's model calls (the same in every arm)")
+@click.option("--record", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="JSON-lines file that gets each proposal as it ends; run again with the same file to go on "
+                   "where a stopped bench left off (the proposals it holds are not rerun).")
 @click.option("--json", "as_json", is_flag=True, help="Print rows as JSON.")
 def bench_proposers_cmd(models: tuple[str, ...], base_url: str | None, count: int, domains: tuple[str, ...], kinds: str,
                         solver_model: str | None, solver_base_url: str | None, seed: int, backend_name: str,
-                        proposal_budget: Any, as_json: bool) -> None:
+                        proposal_budget: Any, record: Path | None, as_json: bool) -> None:
     """The paper's proposer table: procedural vs prompt vs prompt+feedback vs agentic on the same
     assignments and budget. Per domain, model and arm: proposals, valid-environment rate with its 95%
     Wilson interval, tokens and USD per valid environment, the useful-group rate of the admitted tasks
@@ -454,7 +471,7 @@ def bench_proposers_cmd(models: tuple[str, ...], base_url: str | None, count: in
     if any(k != "procedural" for k in arms) and not models:
         raise UsageError("the LLM arms need a model", hint="pass --model M (with --base-url URL for a served one)")
     rows = asyncio.run(_bench(models, base_url, count, domains, arms, seed, backend_name,
-                              (solver_model, solver_base_url) if solver_model else None, proposal_budget))
+                              (solver_model, solver_base_url) if solver_model else None, proposal_budget, record))
     if as_json:
         click.echo(json.dumps([{**r.model_dump(mode="json"), "tokens_per_valid": r.tokens_per_valid} for r in rows],
                               indent=2))
@@ -471,7 +488,7 @@ def bench_proposers_cmd(models: tuple[str, ...], base_url: str | None, count: in
         interval = "" if r.rate.value is None else f"[{r.rate.low:.1%}, {r.rate.high:.1%}]"
         per = ("0" if r.proposer == "procedural" else "unknown price" if r.cost.unpriced == r.cost.proposals else
                "n/a" if r.cost.per_valid_usd is None else f"{r.cost.per_valid_usd:.4f}")
-        useful = "" if r.useful is None else f"{r.useful.successes}/{r.useful.n}"
+        useful = "" if r.useful is None else "-" if not r.useful.n else f"{r.useful.successes}/{r.useful.n}"
         table.add_row(r.domain, r.model, r.proposer, f"{r.rate.successes}/{r.rate.n}",
                       "n/a" if r.rate.value is None else f"{r.rate.value:.1%}", interval,
                       "n/a" if r.tokens_per_valid is None else f"{r.tokens_per_valid:,.0f}", per, useful,
@@ -482,7 +499,7 @@ def bench_proposers_cmd(models: tuple[str, ...], base_url: str | None, count: in
 
 async def _bench(models: tuple[str, ...], base_url: str | None, count: int, domain_names: tuple[str, ...],
                  kinds: tuple[str, ...], seed: int, backend_name: str,
-                 solver: tuple[str, str | None] | None, budget: Any = None) -> list[Any]:
+                 solver: tuple[str, str | None] | None, budget: Any = None, record: Path | None = None) -> list[Any]:
     from ..executors.jobs import LLMSpec
     from ..flywheel.bench import bench_proposers
     from ..plugins import create_host
@@ -504,22 +521,22 @@ async def _bench(models: tuple[str, ...], base_url: str | None, count: int, doma
     with contextlib.ExitStack() as servers:
         live = Path(servers.enter_context(tempfile.TemporaryDirectory(prefix="aes-bench-live-")))
         os.environ[LIVE_DIR_ENV] = str(live)  # the LLM calls in flight show in the progress lines
-        running: dict[str, LocalServer] = {}
-        specs = {m: _serve_local(servers, running, LLMSpec(model=m, base_url=base_url)) for m in models}
-        llms = {m: spec.build(host) for m, spec in specs.items() if spec is not None}
+        served = _Served(servers)
+        specs = {m: served(LLMSpec(model=m, base_url=base_url)) for m in models}
+        llms = {m: spec.build(host) for m, spec in specs.items()}
         solver_agent = None
         if solver is not None:
             solver_spec = _solver_spec(solver[0], solver[1], {"turns": None, "tokens": None}, None)
-            solver_spec = solver_spec.model_copy(update={"llm": _serve_local(servers, running, solver_spec.llm)})
+            solver_spec = solver_spec.model_copy(update={"llm": served(solver_spec.llm)})
             solver_agent = solver_spec.build(host)
         with _RichProgress(live) as progress:
             arms = len([k for k in kinds if k != "procedural"]) * len(models) + ("procedural" in kinds)
-            progress.round_started(0, count * arms * len(names))
+            progress.round_started(0, count * arms * len(names), label="proposals")
             try:
                 for name in names:
                     rows += await bench_proposers(host=host, backend=backend, domain=host.domains.get(name)(),
                                                   models=llms, n=count, seed=seed, kinds=kinds, solver=solver_agent,
-                                                  budget=budget,
+                                                  budget=budget, record=record,
                                                   progress=lambda model, kind, outcome: progress.unit_done(None, outcome))
             finally:
                 for llm in llms.values():

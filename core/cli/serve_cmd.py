@@ -17,11 +17,14 @@ import click
 @click.option("--port", type=click.IntRange(1, 65535), default=None, help="Listen port (default: a free one).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Listen address.")
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="Decoding threads (default: every core).")
-@click.option("--context", type=click.IntRange(min=256), default=8192, show_default=True, help="Context tokens.")
+@click.option("--context", type=click.IntRange(min=256), default=None,
+              help="Context tokens (default: an embedded model's or a checkpoint's own, at most 32768; 8192 for a "
+                   "GGUF file).")
 @click.option("--log", type=click.Path(path_type=Path), default=None,
               help="Where the server's own output goes (default: a file in the cache).")
-def serve(model: str, port: int | None, host: str, threads: int | None, context: int, log: Path | None) -> None:
-    """Serve MODEL (embedded, embedded-qwen, or a .gguf file) until interrupted."""
+def serve(model: str, port: int | None, host: str, threads: int | None, context: int | None, log: Path | None) -> None:
+    """Serve MODEL (embedded, embedded-qwen, a .gguf file, or a transformers checkpoint directory,
+    converted to GGUF next to it) until interrupted."""
     from ..llm.serve import LocalServer
 
     server = LocalServer(model, port=port, host=host, threads=threads, context=context, log=log)

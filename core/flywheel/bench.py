@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import random
 import time
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict
@@ -62,15 +63,82 @@ def bench_assignments(domain: Any, n: int, seed: int) -> list[Assignment]:
                      difficulty=("easy", "medium", "hard")[i % 3]) for i in range(n)]
 
 
+class BenchRecord(BaseModel):
+    """One proposal of ``bench proposers``, a line of its record file: what a rerun skips and what
+    the table is counted from."""
+
+    domain: str
+    model: str
+    proposer: str
+    seed: int
+    budget: str
+    index: int
+    """The assignment's place in ``bench_assignments(domain, n, seed)``."""
+    outcome: str
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float | None = None
+    useful: bool | None = None
+    budget_stop: bool = False
+    seconds: float = 0.0
+
+    @property
+    def key(self) -> tuple[str, str, str, int, str, int]:
+        return self.domain, self.model, self.proposer, self.seed, self.budget, self.index
+
+
+def read_records(path: Path) -> list[BenchRecord]:
+    """The records of a ``--record`` file; a line cut short by a kill is dropped (it is rerun)."""
+    if not path.exists():
+        return []
+    records = []
+    for line in path.read_text().splitlines():
+        try:
+            records.append(BenchRecord.model_validate_json(line))
+        except ValueError:
+            continue
+    return records
+
+
+def _append(path: Path, line: str) -> None:
+    """Append a line, starting a new one if a kill left the last line unfinished."""
+    with path.open("a+b") as out:
+        if out.tell():
+            out.seek(-1, 2)
+            if out.read(1) != b"\n":
+                line = "\n" + line
+        out.write(line.encode() + b"\n")
+
+
+def row_of(records: Sequence[BenchRecord], *, solver: bool) -> BenchRow:
+    """One arm's row from its proposals' records."""
+    first = records[0]
+    outcomes = [m.ProposalOutcome(proposer=r.proposer, model=r.model, outcome=r.outcome,  # type: ignore[arg-type]
+                                  cost_usd=r.cost_usd, tokens_in=r.tokens_in, tokens_out=r.tokens_out)
+                for r in records]
+    groups = [r.useful for r in records if r.useful is not None]
+    counts = {o: sum(1 for x in outcomes if x.outcome == o) for o in
+              ("admitted", "failed_validation", "refused", "infrastructure")}
+    return BenchRow(model=first.model, proposer=first.proposer, rate=m.valid_environment_rate(outcomes),
+                    cost=m.cost_per_valid_environment(outcomes)[first.model], outcomes=counts, domain=first.domain,
+                    seconds=round(sum(r.seconds for r in records), 1),
+                    tokens=sum(o.tokens_in + o.tokens_out for o in outcomes),
+                    useful=m.rate(sum(groups), len(groups)) if solver else None,
+                    budget_stops=sum(r.budget_stop for r in records))
+
+
 async def bench_proposers(*, host: Any, backend: Any, domain: Any, models: dict[str, Any], n: int, seed: int = 0,
                           kinds: tuple[str, ...] = DEFAULT_KINDS,
                           progress: Callable[[str, str, str], None] | None = None,
-                          solver: Any | None = None, budget: Budget | None = None) -> list[BenchRow]:
+                          solver: Any | None = None, budget: Budget | None = None,
+                          record: Path | None = None) -> list[BenchRow]:
     """Run every (model, kind) on the same assignments; ``models`` maps a name to its LLMBackend
     (the procedural kind runs once, as model "-"). ``progress(model, kind, outcome)`` is called
     after each proposal. ``solver``: an Agent whose calibration rollouts on each admitted task give
     the useful-group rate. ``budget``: what each proposal's model calls may spend (the same for
-    every arm)."""
+    every arm). ``record``: a JSON-lines file that gets each proposal as it ends; a rerun with the
+    same file skips the proposals it holds (same domain, model, arm, seed, budget and assignment),
+    so a killed bench loses at most the proposal in flight."""
     validator = Validator(host=host, backend=backend)
     gates = [g for g in validator.gates if not g.needs_solver]
 
@@ -87,37 +155,43 @@ async def bench_proposers(*, host: Any, backend: Any, domain: Any, models: dict[
         ctx = GateContext(backend=backend, runner=TrialRunner(backend), settings=GateSettings(), solver=solver)
         return len(set((await CalibrationGate().measure(task, ctx)).rewards)) > 1
 
+    budget = budget or Budget()
+    done = {r.key: r for r in read_records(record)} if record is not None else {}
     assignments = bench_assignments(domain, n, seed)
     arms = [(PROCEDURAL, "-", None)] if PROCEDURAL in kinds else []
     arms += [(kind, name, llm) for name, llm in models.items() for kind in kinds if kind != PROCEDURAL]
     rows = []
     for kind, model_name, llm in arms:
-        outcomes, groups, stops = [], [], 0
-        started = time.monotonic()
-        for assignment in assignments:
-            meter = MeteredLLM(llm, budget or Budget()) if llm is not None else None
+        records = []
+        for index, assignment in enumerate(assignments):
+            key = (domain.name, model_name, kind, seed, budget.describe(), index)
+            if key in done:
+                records.append(done[key])
+                if progress is not None:
+                    progress(model_name, kind, done[key].outcome)
+                continue
+            started = time.monotonic()
+            meter = MeteredLLM(llm, budget) if llm is not None else None
             proposer = host.proposers.get(kind)(llm=meter, checker=check, backend=backend)
             proposal = await proposer.propose(assignment, domain=domain, seed=assignment.seed)
-            stops += meter is not None and meter.stopped is not None
             report = proposal.report
             if proposal.task is not None and report is None:
                 report = await check(proposal.task)
             outcome = outcome_of(proposal, report)
-            outcomes.append(m.ProposalOutcome(proposer=kind, model=model_name, outcome=outcome,  # type: ignore[arg-type]
-                                              cost_usd=proposal.cost_usd, tokens_in=proposal.tokens_in,
-                                              tokens_out=proposal.tokens_out))
+            group = None
             if solver is not None and outcome == "admitted" and proposal.task is not None:
-                groups.append(await useful(proposal.task))
+                group = await useful(proposal.task)
+            one = BenchRecord(domain=domain.name, model=model_name, proposer=kind, seed=seed, budget=budget.describe(),
+                              index=index, outcome=outcome, tokens_in=proposal.tokens_in,
+                              tokens_out=proposal.tokens_out, cost_usd=proposal.cost_usd, useful=group,
+                              budget_stop=meter is not None and meter.stopped is not None,
+                              seconds=round(time.monotonic() - started, 1))
+            if record is not None:
+                _append(record, one.model_dump_json())
+            records.append(one)
             if progress is not None:
                 progress(model_name, kind, outcome)
-        cost = m.cost_per_valid_environment(outcomes)[model_name]
-        counts = {o: sum(1 for x in outcomes if x.outcome == o) for o in
-                  ("admitted", "failed_validation", "refused", "infrastructure")}
-        rows.append(BenchRow(model=model_name, proposer=kind, rate=m.valid_environment_rate(outcomes), cost=cost,
-                             outcomes=counts, domain=domain.name, seconds=round(time.monotonic() - started, 1),
-                             tokens=sum(o.tokens_in + o.tokens_out for o in outcomes),
-                             useful=m.rate(sum(groups), len(groups)) if solver is not None else None,
-                             budget_stops=stops))
+        rows.append(row_of(records, solver=solver is not None))
     return rows
 
 

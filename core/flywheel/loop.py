@@ -164,19 +164,26 @@ class Flywheel:
     no sandbox). ``solver``/``proposer_llm``: models as specs, built in the workers. Plugins reach
     the workers as importable modules (``WorkerSetup.of``). ``report_writer``: writes the report after
     the run (the CLI passes ``autoenvscaling.report.html.write_report``, which writes report.html);
-    None: no report."""
+    None: no report. ``serve``: maps a model spec to the one the workers decode with, called for each
+    round's solver and proposer models (the CLI serves local models and trained checkpoints with
+    llama.cpp, so the served weights follow the training); None: the workers decode them as given.
+    The trainer always gets the solver as given."""
 
     def __init__(self, config: FlywheelConfig, out: str | Path, *, host: PluginHost, backend: SandboxBackend,
                  solver: SolverSpec | None = None, proposer_llm: LLMSpec | None = None,
                  executor: Executor | None = None, progress: Progress | None = None, resume: bool = False,
-                 report_writer: ReportWriter | None = None) -> None:
+                 report_writer: ReportWriter | None = None,
+                 serve: Callable[[LLMSpec], LLMSpec] | None = None) -> None:
         self.config = config
+        self.serve = serve
         self.report_writer = report_writer
         self.out = Path(out)
         self.host = host
         self.initial_solver = solver if config.calibrate else None
         self.solver = self.initial_solver
         self.proposer_llm = self.initial_proposer = proposer_llm
+        self.served_solver, self.served_proposer = self.solver, self.proposer_llm
+        """What the workers decode with: ``solver`` and ``proposer_llm`` through ``serve``."""
         self.progress = progress or Progress()
         self.executor = executor or LocalExecutor(concurrency=2)
         installed = host.domains.names()
@@ -220,6 +227,7 @@ class Flywheel:
                 break
             self.solver = self._solver_for(r)
             self.proposer_llm = self._proposer_for(r)
+            await self._serve_models()
             units = self._plan_round(r)
             self.progress.round_started(r, len(units))
             for start in range(0, len(units), self.config.batch):
@@ -369,9 +377,21 @@ class Flywheel:
         self.db.add_seconds(r, time.monotonic() - started)
         return True
 
+    async def _serve_models(self) -> None:
+        """The round's solver and proposer models through ``serve`` (which may convert a checkpoint
+        and start a server: in a thread, so the progress goes on)."""
+        self.served_solver, self.served_proposer = self.solver, self.proposer_llm
+        if self.serve is None:
+            return
+        if self.solver is not None:
+            llm = await asyncio.to_thread(self.serve, self.solver.llm)
+            self.served_solver = self.solver.model_copy(update={"llm": llm})
+        if self.proposer_llm is not None:
+            self.served_proposer = await asyncio.to_thread(self.serve, self.proposer_llm)
+
     def _propose_job(self, unit: Unit, pool: tuple[TaskRef, ...], budget: Budget) -> ProposeJob:
         parent = unit.assignment.parent_task
-        return ProposeJob(key=unit.key, setup=self.setup, proposer=unit.proposer, proposer_llm=self.proposer_llm,
+        return ProposeJob(key=unit.key, setup=self.setup, proposer=unit.proposer, proposer_llm=self.served_proposer,
                           domain=unit.domain, seed=unit.seed, round=unit.round, slot=unit.slot,
                           assignment=unit.assignment.model_copy(update={"parent_task": None}),
                           parent=TaskRef.inline(parent) if parent is not None else None,
@@ -439,9 +459,9 @@ class Flywheel:
 
     async def _rollouts(self, task: Task, indices: range, salt: str) -> list[TrialResult]:
         """Solver rollouts of ``task`` as attempt jobs; rollout i samples from its own seed."""
-        assert self.solver is not None
+        assert self.served_solver is not None
         ref = TaskRef.inline(task)
-        agent = AgentSpec(name="solver", solver=self.solver)
+        agent = AgentSpec(name="solver", solver=self.served_solver)
         jobs = [AttemptJob(key=str(i), setup=self.setup, task=ref, agent=agent, seed=rollout_seed(task, i, salt))
                 for i in indices]
         got: dict[int, TrialResult] = {}

@@ -47,7 +47,8 @@ class EmbeddedModel:
     their files are concatenated. pattern: the glob, inside each package, of its one file (the whole
     GGUF file, or its part). sha256: the digest the concatenation must have; None takes a single
     shipped GGUF file as it is (its digest is still recorded). version: the packages' pinned version,
-    for the reinstall hint. convert_time: for the log line.
+    for the reinstall hint. convert_time: for the log line. context: the context it was trained
+    with, which its server gets.
     """
 
     name: str
@@ -57,6 +58,7 @@ class EmbeddedModel:
     sha256: str | None = None
     version: str | None = None
     convert_time: str = "about 20 s"
+    context: int = 8192
 
     @property
     def distributions(self) -> list[str]:
@@ -83,6 +85,7 @@ EMBEDDED_MODELS: dict[str, EmbeddedModel] = {
         sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
         version=_QWEN_VERSION,
         convert_time="about a minute",
+        context=32768,
     ),
 }
 """The embedded models by the model argument that names them (``--solver-model embedded-qwen``)."""

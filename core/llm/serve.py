@@ -8,8 +8,9 @@ whole process group) on exit; the server also dies with the process that started
 ``autoenvscaling serve MODEL`` runs one in the foreground, and ``run``/``generate`` start one for
 each local model they are given (``--llm-backend transformers`` keeps the in-process path).
 
-Training still needs transformers weights: a run that trains its solver decodes the solver with
-transformers, so the policy being trained is the policy that answers.
+Training needs transformers weights, so a run that trains its solver serves each trained
+checkpoint (a transformers directory) as a GGUF file that llama.cpp's own converter writes next to
+it, at the checkpoint's precision: the served weights follow the trained ones, round by round.
 """
 
 from __future__ import annotations
@@ -39,7 +40,13 @@ from autoenvscaling.llm.openai_backend import OpenAIBackend
 SERVER_MODULE = "llama_cpp.server"
 INSTALL_HINT = ("bash scripts/bootstrap.sh (builds llama-cpp-python from its sdist), or: "
                 "pip install 'llama-cpp-python[server]'")
+CONVERTER_ENV = "AUTOENVSCALING_GGUF_CONVERTER"
+GGUF_TYPES = {"float32": "f32", "bfloat16": "bf16", "float16": "f16"}
+"""A checkpoint's torch dtype -> the GGUF type it is converted to (the same precision)."""
 DEFAULT_CONTEXT = 8192
+"""The context a GGUF file's server gets unless told otherwise."""
+MAX_CONTEXT = 32768
+"""The most context a checkpoint's server gets (its ``max_position_embeddings`` when smaller)."""
 READY_TIMEOUT = 120.0
 
 
@@ -79,18 +86,72 @@ def require() -> None:
 
 
 def servable(model: str) -> bool:
-    """Whether ``model`` names something this module can serve: an embedded model or a GGUF file."""
-    return model in EMBEDDED_MODELS or (model.endswith(".gguf") and Path(model).expanduser().is_file())
+    """Whether ``model`` names something this module can serve: an embedded model, a GGUF file, or a
+    transformers checkpoint when llama.cpp's converter is installed."""
+    return (model in EMBEDDED_MODELS or (model.endswith(".gguf") and Path(model).expanduser().is_file())
+            or (is_checkpoint(model) and converter() is not None))
+
+
+def is_checkpoint(model: str) -> bool:
+    """Whether ``model`` is a transformers checkpoint directory (a trained solver's, for one)."""
+    return (Path(model).expanduser() / "config.json").is_file()
+
+
+def converter() -> Path | None:
+    """llama.cpp's ``convert_hf_to_gguf.py``: ``$AUTOENVSCALING_GGUF_CONVERTER``, else the copy the
+    bootstrap unpacks from llama-cpp-python's sdist into the environment; None when neither is there."""
+    given = os.environ.get(CONVERTER_ENV)
+    path = Path(given) if given else Path(sys.prefix) / "share" / "llama.cpp-convert" / "convert_hf_to_gguf.py"
+    return path if path.is_file() else None
+
+
+def checkpoint_gguf(checkpoint: Path) -> Path:
+    """The GGUF file of a transformers checkpoint, ``<checkpoint>/model.gguf``: converted by llama.cpp's
+    converter at the checkpoint's own precision, once, and again whenever the weights are newer."""
+    script = converter()
+    if script is None:
+        raise MissingPrerequisite(f"cannot serve the checkpoint {checkpoint}: llama.cpp's converter is not installed",
+                                  hint=f"bash scripts/bootstrap.sh unpacks it, or set {CONVERTER_ENV} to a "
+                                       "convert_hf_to_gguf.py; --llm-backend transformers decodes it in-process")
+    target = checkpoint / "model.gguf"
+    weights = [p for pattern in ("*.safetensors", "*.bin") for p in checkpoint.glob(pattern)]
+    newest = max((p.stat().st_mtime for p in weights), default=0.0)
+
+    def fresh() -> bool:
+        return target.is_file() and target.stat().st_mtime >= newest
+
+    if fresh():
+        return target
+    from filelock import FileLock
+
+    config = json.loads((checkpoint / "config.json").read_text())
+    outtype = GGUF_TYPES.get(str(config.get("torch_dtype") or config.get("dtype")), "f16")
+    with FileLock(str(target) + ".lock"):
+        if fresh():
+            return target
+        partial = target.with_name(".model.gguf.partial")
+        done = subprocess.run([sys.executable, str(script), str(checkpoint), "--outfile", str(partial),
+                               "--outtype", outtype], capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            partial.unlink(missing_ok=True)
+            last = ([line for line in done.stderr.splitlines() if line.strip()] or ["no output"])[-1][:300]
+            raise ConfigError(f"llama.cpp's converter could not convert the checkpoint {checkpoint} to GGUF: {last}",
+                              hint="decode it with transformers instead: --llm-backend transformers")
+        os.replace(partial, target)
+    return target
 
 
 def gguf_path(model: str) -> Path:
     """The GGUF file of ``model``: an embedded model's (assembled once into the cache and checked
-    against its digest when it ships in parts) or a GGUF path as given."""
+    against its digest when it ships in parts), a checkpoint's (converted) or a GGUF path as given."""
+    if is_checkpoint(model):
+        return checkpoint_gguf(Path(model).expanduser().resolve())
     if model not in EMBEDDED_MODELS:
         path = Path(model).expanduser()
         if path.suffix != ".gguf" or not path.is_file():
-            raise ConfigError(f"cannot serve {model!r}: not an embedded model and not a GGUF file",
-                              hint=f"name one of {', '.join(EMBEDDED_MODELS)} or a path to a .gguf file")
+            raise ConfigError(f"cannot serve {model!r}: not an embedded model, a GGUF file or a checkpoint",
+                              hint=f"name one of {', '.join(EMBEDDED_MODELS)}, a path to a .gguf file or a "
+                                   "transformers checkpoint directory")
         return path.resolve()
     entry = EMBEDDED_MODELS[model]
     parts = package_files(entry)
@@ -112,9 +173,26 @@ def gguf_path(model: str) -> Path:
     return target
 
 
+def context_of(model: str) -> int:
+    """The context ``model``'s server gets: an embedded model's trained context (Qwen2.5-Coder's
+    32,768: a professional assignment's prompt alone is ~4,600 tokens, and a prompt-feedback
+    revision resends it with the first answer), a checkpoint's (at most ``MAX_CONTEXT``), else
+    ``DEFAULT_CONTEXT``."""
+    if model in EMBEDDED_MODELS:
+        return EMBEDDED_MODELS[model].context
+    if is_checkpoint(model):
+        config = json.loads((Path(model).expanduser() / "config.json").read_text())
+        return min(int(config.get("max_position_embeddings") or DEFAULT_CONTEXT), MAX_CONTEXT)
+    return DEFAULT_CONTEXT
+
+
 def alias_of(model: str) -> str:
-    """The name the server answers to: the embedded model's name, or the GGUF file's stem."""
-    return EMBEDDED_MODELS[model].name if model in EMBEDDED_MODELS else Path(model).stem
+    """The name the server answers to: the embedded model's name, a checkpoint's directory and its
+    parent's (``round-0-model``), or the GGUF file's stem."""
+    if model in EMBEDDED_MODELS:
+        return EMBEDDED_MODELS[model].name
+    path = Path(model).expanduser().resolve()
+    return f"{path.parent.name}-{path.name}" if is_checkpoint(model) else path.stem
 
 
 def _free_port() -> int:
@@ -134,18 +212,18 @@ class LocalServer:
 
     ``with LocalServer("embedded-qwen") as server:`` starts it and waits until ``/v1/models``
     answers (``server.base_url``, ``server.alias``); leaving the block stops it. threads: decoding
-    threads (default: the cores this process may use). log: where the server's output goes (default:
-    a file under the cache, named in errors).
+    threads (default: the cores this process may use). context: tokens (default: ``context_of``).
+    log: where the server's output goes (default: a file under the cache, named in errors).
     """
 
     def __init__(self, model: str, *, port: int | None = None, threads: int | None = None,
-                 context: int = DEFAULT_CONTEXT, host: str = "127.0.0.1", log: Path | None = None,
+                 context: int | None = None, host: str = "127.0.0.1", log: Path | None = None,
                  ready_timeout: float = READY_TIMEOUT) -> None:
         self.model = model
         self.alias = alias_of(model)
         self.port = port
         self.threads = threads or len(os.sched_getaffinity(0))
-        self.context = context
+        self.context = context or context_of(model)
         self.host = host
         self.log = log or cache_root() / "serve" / f"{self.alias}-{os.getpid()}.log"
         self.ready_timeout = ready_timeout

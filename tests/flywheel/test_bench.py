@@ -88,6 +88,34 @@ def test_bench_compares_kinds_per_model(backend: Any) -> None:
     assert len(seen) == 7
 
 
+def test_a_rerun_bench_skips_the_proposals_its_record_holds(backend: Any, tmp_path: Path) -> None:
+    """A bench killed midway keeps what it finished: each proposal is a line of the record file as
+    soon as it ends, and a rerun with that file asks the model only for the proposals it lacks (a
+    line cut short by the kill is rerun). Records of another seed or budget are not reused."""
+    host = create_host(entrypoints=False, plugins=[toy])
+    record = tmp_path / "bench.jsonl"
+    with ScriptedOpenAIServer(reply) as srv:
+        async def go(n: int, seed: int = 1) -> Any:
+            llm = OpenAIBackend(srv.base_url, None, "good", max_retries=0)
+            try:
+                return await bench_proposers(host=host, backend=backend, domain=ToyDomain(), models={"good": llm}, n=n,
+                                             seed=seed, kinds=("prompt",), record=record)
+            finally:
+                await llm.aclose()
+
+        (first,) = asyncio.run(go(2))
+        asked = len(srv.chat_bodies)
+        lines = record.read_text().splitlines()
+        assert asked == 2 and len(lines) == 2  # one request and one record per proposal
+        record.write_text(lines[0] + "\n" + lines[1][:30])  # the second proposal's line cut short by a kill
+        (again,) = asyncio.run(go(3))
+        assert len(srv.chat_bodies) == asked + 2  # the cut proposal and the new third one; the first is kept
+        (other,) = asyncio.run(go(1, seed=2))
+        assert len(srv.chat_bodies) == asked + 3  # another seed: other assignments, asked again
+    assert (first.rate.successes, first.rate.n) == (2, 2) and (again.rate.successes, again.rate.n) == (3, 3)
+    assert again.tokens > first.tokens and (other.rate.successes, other.rate.n) == (1, 1)
+
+
 def test_bench_gives_the_useful_group_rate_of_admitted_tasks_with_a_solver(backend: Any,
                                                                           seeded_toy_solver: Any) -> None:
     """With a solver, each admitted task gets a group of calibration rollouts; a group whose rewards

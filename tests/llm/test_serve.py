@@ -13,16 +13,18 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from autoenvscaling.agents.solver import LOCAL_PROFILE, SERVED_PROFILE, solver_profile
-from autoenvscaling.errors import ConfigError
+from autoenvscaling.errors import ConfigError, MissingPrerequisite
 from autoenvscaling.executors.jobs import LLMSpec
 from autoenvscaling.llm.base import ChatMessage
 from autoenvscaling.llm.errors import LLMConfigError
 from autoenvscaling.llm.openai_backend import OpenAIBackend
-from autoenvscaling.llm.serve import LlamaServerBackend, LocalServer, available, gguf_path, servable
+from autoenvscaling.llm.serve import (LlamaServerBackend, LocalServer, available, context_of, converter, gguf_path,
+                                      servable)
 from autoenvscaling.plugins import create_host
 
 pytestmark = pytest.mark.skipif(not available() and not os.environ.get("AUTOENVSCALING_REQUIRE_LLAMA_SERVER"),
@@ -85,7 +87,10 @@ def test_the_server_dies_with_the_process_that_started_it(tmp_path: Path) -> Non
 
 def test_what_cannot_be_served_fails_in_one_line(tmp_path: Path) -> None:
     assert servable("embedded") and servable("embedded-qwen") and not servable("gpt-4o")
-    with pytest.raises(ConfigError, match="not an embedded model and not a GGUF file") as missing:
+    # Each server gets its model's trained context: a prompt-feedback revision of a professional
+    # task (a 4,600-token prompt, then the first answer, then the feedback) needs more than 8,192.
+    assert (context_of("embedded-qwen"), context_of("embedded"), context_of("x.gguf")) == (32768, 8192, 8192)
+    with pytest.raises(ConfigError, match="not an embedded model, a GGUF file or a checkpoint") as missing:
         gguf_path("no-such-model")
     assert "embedded" in (missing.value.hint or "")
     junk = tmp_path / "junk.gguf"
@@ -100,20 +105,90 @@ def test_what_cannot_be_served_fails_in_one_line(tmp_path: Path) -> None:
 def test_run_serves_local_models_once_per_model() -> None:
     """What `run`/`generate` do with their LLM specs: a local model named without a backend gets a
     server (one for both roles), a served model or an explicit transformers backend stays as given."""
-    from autoenvscaling.cli.flywheel_cmd import _serve_local
+    from autoenvscaling.cli.flywheel_cmd import _Served
 
-    running: dict[str, LocalServer] = {}
     with contextlib.ExitStack() as servers:
-        proposer = _serve_local(servers, running, LLMSpec(model="embedded"))
-        solver = _serve_local(servers, running, LLMSpec(model="embedded"))
-        assert proposer == solver and proposer is not None and len(running) == 1
+        served = _Served(servers)
+        proposer = served(LLMSpec(model="embedded"))
+        solver = served(LLMSpec(model="embedded"))
+        assert proposer == solver and len(served.running) == 1
         assert (proposer.backend, proposer.model) == ("llama-server", "smollm2-135m-instruct")
-        assert proposer.base_url == running["embedded"].base_url
+        assert proposer.base_url == served.running["embedded"].base_url
         kept = [LLMSpec(model="embedded", backend="transformers"), LLMSpec(model="m", base_url="http://h/v1"),
                 LLMSpec(model="/no/such/checkpoint")]
-        assert [_serve_local(servers, running, s) for s in kept] == kept and len(running) == 1
-        pid = running["embedded"].process.pid  # type: ignore[union-attr]
+        assert [served(s) for s in kept] == kept and len(served.running) == 1
+        pid = served.running["embedded"].process.pid  # type: ignore[union-attr]
     assert _wait_dead(pid)
+
+
+def _sharp_tiny_model(path: Path, seed: int) -> Path:
+    """The kit's tiny model with weights of std 0.3 instead of 0.02, so that greedy decoding writes
+    varied tokens with clear margins (the stock weights answer a newline after a newline)."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from autoenvscaling.llm.tiny import build_tiny_model
+
+    build_tiny_model(path, seed=seed)
+    model = AutoModelForCausalLM.from_pretrained(path)
+    draw = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, weights in model.named_parameters():
+            if "norm" not in name:
+                weights.copy_(torch.randn(weights.shape, generator=draw) * 0.3)
+    model.save_pretrained(path)
+    return path
+
+
+def _greedy(llm: Any) -> str:
+    async def ask() -> str:
+        try:
+            return (await llm.chat([ChatMessage.user("Say hello.")], max_tokens=16, temperature=0)).message.content
+        finally:
+            await llm.aclose()
+
+    return asyncio.run(ask())
+
+
+@pytest.mark.skipif(converter() is None, reason="llama.cpp's converter is not unpacked (scripts/bootstrap.sh does)")
+def test_a_checkpoint_is_served_with_its_own_weights_and_follows_them(tmp_path: Path) -> None:
+    """A transformers checkpoint (what training writes) is converted to GGUF by llama.cpp's converter
+    and served: its greedy answer is the one transformers decodes from the same weights. When the
+    weights are rewritten (the next training), the checkpoint is converted again and the server
+    answers as the new weights do, not as the old ones."""
+    host = create_host()
+    checkpoint = _sharp_tiny_model(tmp_path / "round-0" / "model", seed=1)
+    assert servable(str(checkpoint)) and not servable(str(tmp_path))
+    assert context_of(str(checkpoint)) == 2048  # the tiny model's max_position_embeddings
+
+    def both() -> tuple[str, str]:
+        local = _greedy(host.llm_backends.get("transformers").from_target(str(checkpoint), None))
+        with LocalServer(str(checkpoint), log=tmp_path / "server.log") as server:
+            assert server.alias == "round-0-model"
+            return local, _greedy(host.llm_backends.get("llama-server").from_target(server.alias, server.base_url))
+
+    local, served = both()
+    assert served == local and len(set(served.split())) > 3  # the same words, and not a degenerate answer
+    converted = (checkpoint / "model.gguf").stat().st_mtime_ns
+    _sharp_tiny_model(checkpoint, seed=2)
+    new_local, new_served = both()
+    assert (checkpoint / "model.gguf").stat().st_mtime_ns > converted
+    assert new_served == new_local and new_served != served  # the server follows the new weights
+
+
+def test_a_checkpoint_that_cannot_be_converted_fails_in_one_line(tmp_path: Path, monkeypatch: Any) -> None:
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text('{"architectures": ["NoSuchModelForCausalLM"], "torch_dtype": "float32"}')
+    if converter() is not None:
+        with pytest.raises(ConfigError, match="could not convert the checkpoint") as failed:
+            gguf_path(str(broken))
+        assert "--llm-backend transformers" in (failed.value.hint or "") and not (broken / "model.gguf").exists()
+    monkeypatch.setenv("AUTOENVSCALING_GGUF_CONVERTER", str(tmp_path / "nowhere.py"))
+    assert not servable(str(broken))  # run keeps such a model on transformers
+    with pytest.raises(MissingPrerequisite, match="converter is not installed") as missing:
+        gguf_path(str(broken))
+    assert "scripts/bootstrap.sh" in (missing.value.hint or "")
 
 
 def test_serve_command_prints_its_url_and_stops_on_sigterm(tmp_path: Path) -> None:

@@ -54,6 +54,18 @@ def test_train_on_a_suite_then_resume(half_solver: Path, tmp_path: Path) -> None
     assert missing.returncode != 0 and "no model checkpoint" in missing.stderr and "Traceback" not in missing.stderr
 
 
+def _run(fw: Flywheel) -> None:
+    """The flywheel's rounds, then its workers stopped (the caller closes it)."""
+
+    async def go() -> None:
+        try:
+            await fw.run()
+        finally:
+            await fw.executor.aclose()
+
+    asyncio.run(go())
+
+
 def test_the_flywheel_trains_one_model_in_both_roles_between_rounds(half_solver: Path, tmp_path: Path) -> None:
     """``run --train --train-roles both`` with the model as solver and as prompt proposer: each
     round's training returns the model the next round solves and proposes with."""
@@ -71,15 +83,8 @@ def test_the_flywheel_trains_one_model_in_both_roles_between_rounds(half_solver:
     out = tmp_path / "run"
     fw = Flywheel(config, out, host=host, backend=BwrapBackend(), solver=solver, proposer_llm=model,
                   report_writer=write_report)
-
-    async def go() -> Any:
-        try:
-            return await fw.run()
-        finally:
-            await fw.executor.aclose()
-
     try:
-        asyncio.run(go())
+        _run(fw)
         proposers = (fw._proposer_for(0), fw._proposer_for(1))
     finally:
         fw.close()
@@ -97,6 +102,56 @@ def test_the_flywheel_trains_one_model_in_both_roles_between_rounds(half_solver:
     assert any("useful_group_rate" in row for row in first.history)
     assert any("held_out_pass_rate" in row for row in first.history)
     assert 'id="training"' in (out / "report.html").read_text()  # the report draws the curves
+
+
+def test_the_served_solver_follows_the_trained_checkpoint(half_solver: Path, tmp_path: Path) -> None:
+    """``run --train`` with llama.cpp installed: the trainer trains transformers checkpoints, and
+    each round's rollouts are decoded by a llama.cpp server of that round's checkpoint, converted to
+    GGUF (after a training: the checkpoint it wrote). A checkpoint's server is stopped when the next
+    checkpoint's starts."""
+    import contextlib
+
+    import pytest
+
+    import autoenvscaling_trainer
+    from autoenvscaling.cli.flywheel_cmd import _Served
+    from autoenvscaling.llm import serve
+
+    if not (serve.available() and serve.converter() is not None):
+        pytest.skip("llama-cpp-python's server and converter are not installed (scripts/bootstrap.sh)")
+    host = create_host(entrypoints=False, plugins=[toy, autoenvscaling_trainer])
+    options = {"steps": 1, "held_out": 0, "group_size": 2, "groups": 2, "tokens_per_turn": 24, "temperature": 1.0,
+               "max_resamples": 0}
+    config = FlywheelConfig(seed=2, rounds=3, per_round=2, mix={"toy": 1.0}, trainer="grpo", trainer_options=options,
+                            settings=GateSettings(flaky_runs=1, calibration_band=(0.0, 1.0)))
+    out = tmp_path / "run"
+    asked: list[tuple[str, LLMSpec, list[str]]] = []  # (model asked for, spec served, servers running)
+    with contextlib.ExitStack() as servers:
+        served = _Served(servers)
+
+        def serve_and_log(spec: LLMSpec) -> LLMSpec:
+            got = served(spec)
+            asked.append((spec.model, got, list(served.running)))
+            return got
+
+        fw = Flywheel(config, out, host=host, backend=BwrapBackend(), solver=SolverSpec(llm=LLMSpec(model=str(half_solver))),
+                      serve=serve_and_log)
+        try:
+            _run(fw)
+        finally:
+            fw.close()
+    trainings = RunDB(out / "run.sqlite").trainings()
+    assert all(t.before.llm.backend is None for t in trainings)  # the trainer trains transformers weights
+    (trained,) = [t for t in trainings[:-1] if t.metrics["steps"] >= 1][:1]  # a training before the last round
+    checkpoint = out / "training" / f"round-{trained.round}" / "model"
+    assert trained.solver.model == str(checkpoint) and (checkpoint / "model.gguf").is_file()
+    assert [model for model, _, _ in asked] == [t.before.model for t in trainings]  # each round's solver, served
+    assert asked[0][1].model == "half-solver0-model" and asked[0][2] == [str(half_solver)]
+    model, spec, running = asked[trained.round + 1]
+    assert model == str(checkpoint) and running == [str(checkpoint)]  # the new server replaced the old one
+    assert (spec.backend, spec.model) == ("llama-server", f"round-{trained.round}-model")
+    rollouts = RunDB(out / "run.sqlite").rollouts(round=trained.round + 1)
+    assert rollouts and all(r.reward is not None for r in rollouts), rollouts  # the served checkpoint answered
 
 
 def test_train_refuses_a_served_solver_and_skips_an_empty_pool(tmp_path: Path) -> None:
