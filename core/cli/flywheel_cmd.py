@@ -258,8 +258,8 @@ class _Served:
     """The llama.cpp servers a command starts: ``served(spec)`` is ``spec`` pointed at a server when it
     names a local model llama.cpp can serve (an embedded model, a GGUF file, a trained checkpoint) and
     no backend was chosen (or llama-server was), else ``spec``. One server per model, shared by
-    every worker and role naming it, stopped when ``stack`` closes; a checkpoint's server replaces
-    the one of the checkpoint before it (training moves a run from one to the next)."""
+    every worker and role naming it, stopped when ``stack`` closes; a training's checkpoint's server
+    replaces the one of the checkpoint the same training wrote before it."""
 
     def __init__(self, stack: contextlib.ExitStack) -> None:
         self.stack = stack
@@ -276,7 +276,11 @@ class _Served:
         server = self.running.get(spec.model)
         if server is None:
             checkpoint = serve.is_checkpoint(spec.model)
-            for older in [m for m in self.running if checkpoint and serve.is_checkpoint(m)]:
+            # A training's checkpoints are siblings (<out>/training/round-R/model): a new one retires
+            # the older ones' servers. Any other model (the initial one, which a role may keep) stays.
+            tree = Path(spec.model).resolve().parent.parent
+            for older in [m for m in self.running if checkpoint and serve.is_checkpoint(m)
+                          and Path(m).resolve().parent.parent == tree]:
                 self.running.pop(older).stop()
             click.echo(f"serving {spec.model} with llama.cpp{' (converted to GGUF)' if checkpoint else ''} "
                        "(--llm-backend transformers decodes it in-process)", err=True)

@@ -259,3 +259,23 @@ def test_a_call_in_flight_shows_its_tokens_from_another_process(tmp_path: Path,
     # A file whose process is gone is not a call in flight.
     (live / "1-0.json").write_text(json.dumps({"model": "m", "pid": 2 ** 22 + 7, "started": time.time(), "tokens": 3}))
     assert calls_in_flight(live) == []
+
+
+@pytest.mark.skipif(converter() is None, reason="llama.cpp's converter is not unpacked (scripts/bootstrap.sh does)")
+def test_a_new_checkpoint_retires_the_server_of_the_older_one_of_its_training(tmp_path: Path) -> None:
+    """What `run --train` serves: round 1's checkpoint replaces round 0's server (siblings under one
+    training directory), while a model from elsewhere (the initial one, which a role may keep) stays."""
+    from autoenvscaling.cli.flywheel_cmd import _Served
+    from autoenvscaling.llm.tiny import build_tiny_model
+
+    initial = build_tiny_model(tmp_path / "initial" / "model", seed=1)
+    rounds = [build_tiny_model(tmp_path / "training" / f"round-{r}" / "model", seed=r) for r in (0, 1)]
+    with contextlib.ExitStack() as servers:
+        served = _Served(servers)
+        served(LLMSpec(model=str(initial)))
+        served(LLMSpec(model=str(rounds[0])))
+        first = served.running[str(rounds[0])].process
+        assert first is not None and list(served.running) == [str(initial), str(rounds[0])]
+        newest = served(LLMSpec(model=str(rounds[1])))
+        assert list(served.running) == [str(initial), str(rounds[1])] and newest.model == "round-1-model"
+        assert _wait_dead(first.pid)  # round 0's server was stopped when round 1's started

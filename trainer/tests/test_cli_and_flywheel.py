@@ -108,7 +108,7 @@ def test_the_served_solver_follows_the_trained_checkpoint(half_solver: Path, tmp
     """``run --train`` with llama.cpp installed: the trainer trains transformers checkpoints, and
     each round's rollouts are decoded by a llama.cpp server of that round's checkpoint, converted to
     GGUF (after a training: the checkpoint it wrote). A checkpoint's server is stopped when the next
-    checkpoint's starts."""
+    checkpoint of the same training starts; the initial model's stays (a role may keep it)."""
     import contextlib
 
     import pytest
@@ -148,7 +148,9 @@ def test_the_served_solver_follows_the_trained_checkpoint(half_solver: Path, tmp
     assert [model for model, _, _ in asked] == [t.before.model for t in trainings]  # each round's solver, served
     assert asked[0][1].model == "half-solver0-model" and asked[0][2] == [str(half_solver)]
     model, spec, running = asked[trained.round + 1]
-    assert model == str(checkpoint) and running == [str(checkpoint)]  # the new server replaced the old one
+    earlier = [str(out / "training" / f"round-{r}" / "model") for r in range(trained.round)]
+    assert model == str(checkpoint) and running == [str(half_solver), str(checkpoint)]
+    assert not set(earlier) & set(running)  # a newer checkpoint of the training retired the older ones
     assert (spec.backend, spec.model) == ("llama-server", f"round-{trained.round}-model")
     rollouts = RunDB(out / "run.sqlite").rollouts(round=trained.round + 1)
     assert rollouts and all(r.reward is not None for r in rollouts), rollouts  # the served checkpoint answered
