@@ -227,7 +227,7 @@ class Flywheel:
                 break
             self.solver = self._solver_for(r)
             self.proposer_llm = self._proposer_for(r)
-            await self._serve_models()
+            self._serve_models()
             units = self._plan_round(r)
             self.progress.round_started(r, len(units))
             for start in range(0, len(units), self.config.batch):
@@ -377,17 +377,17 @@ class Flywheel:
         self.db.add_seconds(r, time.monotonic() - started)
         return True
 
-    async def _serve_models(self) -> None:
-        """The round's solver and proposer models through ``serve`` (which may convert a checkpoint
-        and start a server: in a thread, so the progress goes on)."""
+    def _serve_models(self) -> None:
+        """The round's solver and proposer models through ``serve``, between rounds, when nothing
+        else runs. Called in this thread on purpose: a server started from a pool thread would be
+        killed when that thread ends (it dies with the thread that started it, PR_SET_PDEATHSIG)."""
         self.served_solver, self.served_proposer = self.solver, self.proposer_llm
         if self.serve is None:
             return
         if self.solver is not None:
-            llm = await asyncio.to_thread(self.serve, self.solver.llm)
-            self.served_solver = self.solver.model_copy(update={"llm": llm})
+            self.served_solver = self.solver.model_copy(update={"llm": self.serve(self.solver.llm)})
         if self.proposer_llm is not None:
-            self.served_proposer = await asyncio.to_thread(self.serve, self.proposer_llm)
+            self.served_proposer = self.serve(self.proposer_llm)
 
     def _propose_job(self, unit: Unit, pool: tuple[TaskRef, ...], budget: Budget) -> ProposeJob:
         parent = unit.assignment.parent_task

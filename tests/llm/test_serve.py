@@ -31,6 +31,10 @@ pytestmark = pytest.mark.skipif(not available() and not os.environ.get("AUTOENVS
                                 reason="llama-cpp-python[server] is not installed (scripts/bootstrap.sh builds it)")
 
 
+needs_converter = pytest.mark.skipif(converter() is None and not os.environ.get("AUTOENVSCALING_REQUIRE_LLAMA_SERVER"),
+                                     reason="llama.cpp's converter is not unpacked (scripts/bootstrap.sh does)")
+
+
 def _alive(pid: int) -> bool:
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
@@ -150,7 +154,7 @@ def _greedy(llm: Any) -> str:
     return asyncio.run(ask())
 
 
-@pytest.mark.skipif(converter() is None, reason="llama.cpp's converter is not unpacked (scripts/bootstrap.sh does)")
+@needs_converter
 def test_a_checkpoint_is_served_with_its_own_weights_and_follows_them(tmp_path: Path) -> None:
     """A transformers checkpoint (what training writes) is converted to GGUF by llama.cpp's converter
     and served: its greedy answer is the one transformers decodes from the same weights. When the
@@ -261,7 +265,7 @@ def test_a_call_in_flight_shows_its_tokens_from_another_process(tmp_path: Path,
     assert calls_in_flight(live) == []
 
 
-@pytest.mark.skipif(converter() is None, reason="llama.cpp's converter is not unpacked (scripts/bootstrap.sh does)")
+@needs_converter
 def test_a_new_checkpoint_retires_the_server_of_the_older_one_of_its_training(tmp_path: Path) -> None:
     """What `run --train` serves: round 1's checkpoint replaces round 0's server (siblings under one
     training directory), while a model from elsewhere (the initial one, which a role may keep) stays."""
