@@ -432,6 +432,8 @@ def _print_summary(summaries: list[Any], out: Path, as_json: bool, budget_stop: 
                    f"calibration, {o['failed_validation']} failed validation, {o['refused'] + o['infrastructure']} not "
                    f"scored; valid-environment rate {s.valid_rate}; pool {s.pool_size} ({s.left_pool} left)"
                    + (f"; {s.metrics['budget_stop']}" if "budget_stop" in s.metrics else ""))
+        for line in s.metrics.get("paused", []):
+            click.echo(f"  paused {line}")
     if budget_stop is not None:
         click.echo(f"stopped early: {budget_stop}\nto go on, raise the budget and run: {_resume_command()}")
     click.echo(f"suite: {out}")

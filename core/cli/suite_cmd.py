@@ -102,8 +102,9 @@ def export_cmd(suite_path: Path, format_name: str, out: Path, org: str | None, a
     task by Harbor's content hash (check it with `harbor sync OUT`, run it with `harbor run -p OUT`)."""
     from ..plugins import create_host
     from ..suite.harbor_format import HarborFormat
-    from ..suite.store import SuiteStore
+    from ..suite.layout import claim_output
     from ..suite.manifest import harbor_name_ok
+    from ..suite.store import SuiteStore
 
     fmt_cls = create_host().formats.get(format_name)
     if not fmt_cls.can_export:
@@ -122,7 +123,8 @@ def export_cmd(suite_path: Path, format_name: str, out: Path, org: str | None, a
                     yield store.get(record.name)
                     advance()
 
-            written = fmt.write(tasks(), out)
+            with claim_output(out):  # what a killed export of OUT left beside it goes first
+                written = fmt.write(tasks(), out)
     if as_json:
         click.echo(json.dumps({"suite": str(store.root), "format": format_name, "out": str(written),
                                "tasks": len(records)}, indent=2))

@@ -49,6 +49,7 @@ from ..trainers.base import Trainer, TrainerContext
 from .assignments import Assignment, failure_of, from_summary, new_task, summary_of
 from .calibration import Calibration, calibrate, rollout_seed, usable
 from .jobs import ProposeJob, ProposeOutcome
+from .pauses import Pauses, pauses
 from .rundb import ReviewRecord, RolloutRow, RunDB, TrainingRecord, UnitRecord, UnitSlot
 from .summary import RoundSummary, round_summary
 
@@ -213,6 +214,9 @@ class Flywheel:
         self._tasks: dict[str, Task] = {}
         self.budget_stop: str | None = None
         """Why the run budget stopped the run (``round R: run budget spent: ...``), or None."""
+        self.pause_stop: str | None = None
+        """Why the run ended with every domain or proposer paused (pauses.py), or None."""
+        self._announced: set[str] = set()
 
     def close(self) -> None:
         self.db.close()
@@ -228,19 +232,24 @@ class Flywheel:
             self.solver = self._solver_for(r)
             self.proposer_llm = self._proposer_for(r)
             self._serve_models()
-            units = self._plan_round(r)
-            self.progress.round_started(r, len(units))
-            for start in range(0, len(units), self.config.batch):
-                if not await self._run_batch(r, units[start:start + self.config.batch]):
+            size, parents = self._plan_round(r)
+            self.progress.round_started(r, size)
+            for start in range(0, size, self.config.batch):
+                paused = self._pauses(r, start)
+                units = [self._unit(r, s, parents, paused=paused)
+                         for s in range(start, min(start + self.config.batch, size))]
+                if any(u is None for u in units) or not await self._run_batch(r, [u for u in units if u is not None]):
                     break
             if self.config.review and self.solver is not None:
                 await self._review(r)
             if self.trainer is not None and self.solver is not None:
                 await self._train(r)
-            summary = round_summary(self.db, r)
+            summary = round_summary(self.db, r, paused=self._pauses(r + 1, 0).lines())
             self.db.set_metrics(r, summary.model_dump(mode="json"))
             self.host.announce_round_ended(summary)
             summaries.append(summary)
+            if self.pause_stop is not None:
+                break
         self.write_report()
         return summaries
 
@@ -259,16 +268,24 @@ class Flywheel:
             for u in self.db.units(round=0):
                 if u.slot < start and u.outcome == "admitted":
                     admitted[u.domain] += 1
-            deficit = {d: quotas[d] - admitted[d] for d in quotas}
+            paused = self._pauses(0, start)
+            open_domains = paused.open_domains(quotas, self.config.proposers)
+            deficit = {d: quotas[d] - admitted[d] for d in quotas if d in open_domains}
             batch: list[Unit] = []
             while len(batch) < self.config.batch and start + len(batch) < max_slots and max(deficit.values(), default=0) > 0:
                 domain = min(deficit, key=lambda d: (-deficit[d], d))
                 deficit[domain] -= 1
-                batch.append(self._unit(0, start + len(batch), parents=[], domain=domain))
-            if not batch or not await self._run_batch(0, batch):
+                unit = self._unit(0, start + len(batch), parents=[], domain=domain, paused=paused)
+                assert unit is not None  # the domain is open
+                batch.append(unit)
+            if not batch:
+                if any(quotas[d] > admitted[d] for d in quotas) and paused:
+                    self.pause_stop = "everything left to admit is paused: " + "; ".join(paused.lines())
+                break
+            if not await self._run_batch(0, batch):
                 break
             start += len(batch)
-        summary = round_summary(self.db, 0)
+        summary = round_summary(self.db, 0, paused=self._pauses(1, 0).lines())
         self.db.set_metrics(0, summary.model_dump(mode="json"))
         self.write_report()
         return summary
@@ -278,15 +295,36 @@ class Flywheel:
         return self.report_writer(self.out, self.db, self.suite) if self.report_writer is not None else None
 
     # -- planning ---------------------------------------------------------------------------
-    def _plan_round(self, r: int) -> list[Unit]:
+    def _plan_round(self, r: int) -> tuple[int, list[UnitRecord]]:
+        """How many proposals round ``r`` makes, and the units whose tasks it varies."""
         replacements = sum(1 for x in self.db.reviews(round=r - 1) if x.verdict == "left") if r > 0 else 0
         parents = [u for u in self.db.units(round=r - 1) if self.db.rollouts(key=u.key, phase="calibration")] if r > 0 else []
-        return [self._unit(r, s, parents) for s in range(self.config.per_round + replacements)]
+        return self.config.per_round + replacements, parents
 
-    def _unit(self, r: int, s: int, parents: list[UnitRecord], domain: str | None = None) -> Unit:
+    def _pauses(self, r: int, s: int) -> Pauses:
+        """What the units recorded before slot ``s`` of round ``r`` pause (never a later unit's
+        record, so a resumed batch is planned as it was); a new pause is announced once."""
+        found = pauses((u for u in self.db.units() if (u.round, u.slot) < (r, s)), mix=self.mix,
+                       proposers=self.config.proposers)
+        for line in found.lines():
+            if line not in self._announced:
+                self._announced.add(line)
+                self.progress.status(f"paused {line}")
+        return found
+
+    def _unit(self, r: int, s: int, parents: list[UnitRecord], domain: str | None = None,
+              paused: Pauses | None = None) -> Unit | None:
+        """Slot ``s`` of round ``r``, planned from its seed alone; None when everything is paused."""
+        paused = paused or Pauses()
         rng = random.Random(f"autoenvscaling-flywheel:{self.config.seed}:{r}:{s}")
         seed = rng.randrange(1, 2**31)
-        kind = weighted(rng, self.config.proposers)
+        open_domains = paused.open_domains({domain: 1.0} if domain else self.mix, self.config.proposers)
+        kinds = {k: w for k, w in self.config.proposers.items() if any(paused.allows(d, k) for d in open_domains)}
+        if not kinds:
+            self.pause_stop = "everything is paused: " + "; ".join(paused.lines())
+            return None
+        kind = weighted(rng, kinds)
+        parents = [p for p in parents if paused.allows(p.domain, kind)]
         if parents:
             parent = parents[s % len(parents)]
             rows = self.db.rollouts(key=parent.key, phase="calibration")
@@ -296,7 +334,7 @@ class Flywheel:
                                       domain=parent.domain, seed=seed, band=self.config.settings.calibration_band)
             domain = parent.domain
         else:
-            domain = domain or weighted(rng, self.mix)
+            domain = domain or weighted(rng, {d: w for d, w in open_domains.items() if paused.allows(d, kind)})
             families = self.domains[domain].families()
             if not families:
                 raise UsageError(f"domain {domain!r} has no generator families", hint="remove it from --mix")

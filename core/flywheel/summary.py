@@ -50,7 +50,8 @@ def pool_size_after(db: RunDB, round: int) -> int:
     return len(admitted - left)
 
 
-def round_summary(db: RunDB, round: int) -> RoundSummary:
+def round_summary(db: RunDB, round: int, paused: list[str] | None = None) -> RoundSummary:
+    """Round ``round``'s figures; ``paused``: the pauses in force when it ended (pauses.py), one line each."""
     units = db.units(round=round)
     outs = outcomes(units)
     rollouts = db.rollouts(round=round)
@@ -78,6 +79,8 @@ def round_summary(db: RunDB, round: int) -> RoundSummary:
         "llm_timeouts": sum(u.timeouts for u in units),
         "budget_stops": sum(u.budget_stop is not None for u in units),
     }
+    if paused:
+        data["paused"] = list(paused)
     stop = db.budget_stop(round)
     if stop is not None:
         data["budget_stop"] = stop

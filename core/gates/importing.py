@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from ..errors import TaskFormatError
-from ..tasks import Task, short_name, write_task
+from ..suite.layout import dir_name
+from ..tasks import Task, write_task
 from .base import ValidationReport
 
 CHECK_GATES = ("lint", "build", "oracle", "null")
@@ -58,7 +59,7 @@ def import_tasks(items: Iterable[Item], out: str | Path, *, check: bool = True, 
 
     def decided(row: Row, task: Task | None) -> None:
         if task is not None:
-            target = out / short_name(task.name)
+            target = out / dir_name(task.name)  # a safe folder name, whatever the task's name holds
             if row["status"] in ("admitted", "written"):
                 write_task(task, target, overwrite=True)
             elif (target / "task.toml").is_file():

@@ -66,6 +66,8 @@ async def run_gate(gate: Gate, task: Task, ctx: GateContext) -> GateResult:
     except Exception as exc:  # a bug in a gate or backend: keep the traceback in the evidence
         line = f"{type(exc).__name__}: {exc}".splitlines()[0]
         result = gate.result("error", line, evidence=[Evidence(command=gate.name, output_tail=traceback.format_exc()[-2000:])])
+    if not isinstance(result, GateResult):  # a plugin's gate that answered something else
+        result = gate.result("error", f"{gate.name} returned {type(result).__name__}, not a GateResult")
     if not result.seconds:
         result = result.model_copy(update={"seconds": time.monotonic() - start})
     return result

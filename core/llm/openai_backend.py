@@ -12,6 +12,7 @@ import ipaddress
 import json
 import os
 import random
+import sys
 import time
 from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any, Unpack
@@ -84,10 +85,10 @@ def _parse_tool_call(raw: Any) -> ToolCall:
     text = raw.function.arguments or "{}"
     try:
         arguments = json.loads(text)
-    except ValueError:
+    except (ValueError, TypeError, RecursionError):  # not JSON, not a string, or nested past the parser
         arguments = None
     if not isinstance(arguments, dict):
-        snippet = text.replace("\n", " ")[:80]
+        snippet = str(text).replace("\n", " ")[:80]
         raise LLMBadResponse(
             f"tool call {name!r} has arguments that are not a JSON object: {snippet}",
             hint="the model produced malformed tool arguments; this counts as its own failed attempt",
@@ -214,7 +215,8 @@ class OpenAIBackend(LLMBackend):
                 attempt += 1
                 try:
                     raw, usage = await self._attempt(request, live)
-                    response = self._to_response(raw, started, attempt, usage).model_copy(update={"timeouts": timeouts})
+                    response = self._checked_response(raw, started, attempt, usage).model_copy(
+                        update={"timeouts": timeouts})
                 except _RetryableError as e:
                     timeouts += e.kind is LLMTimeout
                     if attempt > self.max_retries:
@@ -250,7 +252,7 @@ class OpenAIBackend(LLMBackend):
                 raise _RetryableError(LLMUnavailable, f"cannot reach {self.base_url}: {_cause(e)}") from None
             except openai.APIStatusError as e:
                 raise self._status_error(e) from None
-            except (json.JSONDecodeError, openai.APIResponseValidationError):
+            except (json.JSONDecodeError, UnicodeError, RecursionError, openai.APIResponseValidationError):
                 raise LLMBadResponse(
                     f"{self.base_url} answered with a body that is not a chat completion",
                     hint="check that base_url points at an OpenAI-compatible /v1 endpoint",
@@ -264,17 +266,27 @@ class OpenAIBackend(LLMBackend):
 
         state = ChatCompletionStreamState()
         counted = chunks = 0
-        stream = await client.chat.completions.create(**request, stream=True, stream_options={"include_usage": True})
-        async for chunk in stream:
-            chunks += 1
-            state.handle_chunk(chunk)
-            delta = chunk.choices[0].delta if chunk.choices else None
-            if delta is not None and (delta.content or delta.tool_calls):
-                counted += 1
-                live.add_tokens()
-        if not chunks:
+        try:
+            stream = await client.chat.completions.create(**request, stream=True,
+                                                          stream_options={"include_usage": True})
+            async for chunk in stream:
+                chunks += 1
+                state.handle_chunk(chunk)
+                delta = chunk.choices[0].delta if chunk.choices else None
+                if delta is not None and (delta.content or delta.tool_calls):
+                    counted += 1
+                    live.add_tokens()
+            snapshot = state.current_completion_snapshot if chunks else None
+        except _http_errors("HTTPError") as e:  # the non-streamed path gets these as openai.APIConnectionError
+            kind = LLMTimeout if isinstance(e, _http_errors("TimeoutException")) else LLMUnavailable
+            raise _RetryableError(kind, f"{self.base_url} broke off the stream: {_cause(e)}") from None
+        except (ValueError, TypeError, AttributeError, KeyError, IndexError, AssertionError, RecursionError) as e:
+            # undecodable bytes, events that are not JSON, chunks of the wrong shape (the client builds
+            # them without validation, and the stream state assumes the right one)
+            raise LLMBadResponse(f"{self.base_url} streamed something that is not a chat completion: {_cause(e)}",
+                                 hint="check that base_url points at an OpenAI-compatible /v1 endpoint") from None
+        if snapshot is None:
             raise LLMBadResponse(f"{self.base_url} ended the stream without a chunk", hint="is it a chat endpoint?")
-        snapshot = state.current_completion_snapshot
         if snapshot.usage is not None:
             return snapshot, None
         return snapshot, await self.stream_usage(client, request, counted)
@@ -299,6 +311,15 @@ class OpenAIBackend(LLMBackend):
         if status in _CONFIG_STATUS:
             return LLMConfigError(f"HTTP {status} from {self.base_url}: {message}", hint=_CONFIG_STATUS[status])
         return LLMRequestError(f"HTTP {status} from {self.base_url}: {message}")
+
+    def _checked_response(self, raw: Any, started: float, attempts: int, usage: Usage | None = None) -> ChatResponse:
+        """``_to_response``, with a completion whose fields have the wrong types (the client builds it
+        from the server's JSON without validation) turned into LLMBadResponse."""
+        try:
+            return self._to_response(raw, started, attempts, usage)
+        except (ValueError, TypeError, AttributeError, KeyError, IndexError) as e:  # ValidationError is a ValueError
+            raise LLMBadResponse(f"{self.base_url} answered with a malformed chat completion: {_cause(e)}",
+                                 hint="check that base_url points at an OpenAI-compatible /v1 endpoint") from None
 
     def _to_response(self, raw: Any, started: float, attempts: int, usage: Usage | None = None) -> ChatResponse:
         choices = getattr(raw, "choices", None)
@@ -360,6 +381,13 @@ class _RetryableError(Exception):
             f"{self.message} (gave up after {attempts} attempts)",
             hint="an infrastructure failure: check the server, or raise timeout/max_retries",
         )
+
+
+def _http_errors(name: str) -> tuple[type[BaseException], ...]:
+    """The HTTP library's error class ``name`` (HTTPError: a connection that broke or a body that
+    could not be decoded), from whichever library the installed openai client uses (httpx, or httpx2
+    in later releases): a streamed answer raises them while it is read, outside the client's mapping."""
+    return tuple(getattr(sys.modules[m], name) for m in ("httpx", "httpx2") if m in sys.modules)
 
 
 def _cause(e: BaseException) -> str:

@@ -64,7 +64,7 @@ def parse_tool_calls(text: str, id_prefix: str = "call") -> tuple[str, tuple[Too
     if candidate.startswith("{"):
         try:
             data = json.loads(candidate)
-        except ValueError:
+        except (ValueError, RecursionError):
             return text, ()  # prose that happens to start with a brace
         if isinstance(data, dict) and "name" in data and ({"arguments", "parameters"} & data.keys()):
             return "", (_call(candidate, f"{id_prefix}_0"),)
@@ -75,7 +75,7 @@ def _call(raw: str, call_id: str) -> ToolCall:
     snippet = raw.replace("\n", " ")[:80]
     try:
         data: Any = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
         raise LLMBadResponse(f"tool call is not valid JSON: {snippet}", hint=_BAD_HINT) from None
     if not isinstance(data, dict) or not isinstance(data.get("name"), str):
         raise LLMBadResponse(f"tool call has no string 'name': {snippet}", hint=_BAD_HINT)
@@ -83,7 +83,7 @@ def _call(raw: str, call_id: str) -> ToolCall:
     if isinstance(arguments, str):  # some models encode the arguments as a JSON string, like the API
         try:
             arguments = json.loads(arguments or "{}")
-        except ValueError:
+        except (ValueError, RecursionError):
             arguments = None
     if not isinstance(arguments, dict):
         raise LLMBadResponse(

@@ -108,6 +108,10 @@ class PluginHost:
         except ValueError as exc:  # pluggy: the name or the object is already registered
             raise PluginError(f"plugin {name or plugin!r} cannot be registered: {exc}",
                               hint="register each plugin once, under a unique name") from None
+        except pluggy.PluginValidationError as exc:  # a hook whose arguments its spec does not have
+            detail = " ".join(line.strip() for line in str(exc).splitlines()[1:])
+            raise PluginError(f"plugin {name or plugin!r} cannot be registered: {detail}",
+                              hint="a hook takes only the arguments of its spec; see docs/hooks.md") from None
         if plugin_name is None:
             raise PluginError(f"plugin {name or plugin!r} is blocked or already registered")
         self._infos[plugin_name] = PluginInfo(plugin_name, distribution, version, builtin=builtin)
@@ -189,6 +193,7 @@ class PluginHost:
                     info.hooks.append(impl_hook)
 
     def _problem(self, plugin: str, dist: str | None, message: str) -> None:
+        message = (message.strip().splitlines() or ["failed"])[0]  # an exception's text may span lines
         if self.strict:
             raise PluginError(f"plugin {plugin} ({dist or 'in-process'}): {message}")
         self.problems.append(LoadProblem(plugin, dist, message))
@@ -286,7 +291,8 @@ class PluginHost:
             except Exception as exc:  # an observer must not break the work it observes
                 if self.strict:
                     raise
-                warnings.warn(f"autoenvscaling: plugin {impl.plugin_name} failed in {hook_name}: {exc}",
+                first = (str(exc).splitlines() or [type(exc).__name__])[0]
+                warnings.warn(f"autoenvscaling: plugin {impl.plugin_name} failed in {hook_name}: {first}",
                               PluginWarning, stacklevel=2)
 
 

@@ -18,6 +18,8 @@ from ..errors import PluginError
 
 T = TypeVar("T")
 _NAME = re.compile(r"^[a-z][a-z0-9_.-]{0,62}$")
+_DOTTED = r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*"
+_IMPORT_PATH = re.compile(rf"^{_DOTTED}:{_DOTTED}$")  # "pkg.mod:Name" (absolute: nothing to be relative to)
 
 
 @dataclass
@@ -90,7 +92,7 @@ class Registry(Generic[T]):
                     f"which is not a {base.__name__} subclass",
                     hint="register the class itself, or its import path 'pkg.mod:Class'",
                 )
-        elif ":" not in entry.target:
+        elif not _IMPORT_PATH.match(entry.target):
             raise PluginError(f"plugin {entry.plugin}: import path {entry.target!r} must look like 'pkg.mod:Name'")
         self._entries[entry.name] = entry
 

@@ -62,6 +62,10 @@ def parse_files(text: str) -> dict[str, str]:
 
 def parse_task(text: str, *, fallback_name: str) -> Task:
     """A Task from a response; MalformedResponse with one line saying what is wrong."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a JSON answer can carry "\\ud800"; no file can hold it
+        raise MalformedResponse("the response holds a lone surrogate, which is not Unicode text") from None
     files = parse_files(text)
     missing = [p for p in REQUIRED if p not in files]
     if missing:

@@ -5,11 +5,12 @@ install script, ``uvx --with pytest==8.4.1 ... pytest``). Our sandboxes have no 
 edit a task's files to work around that. Instead, when a sandbox is offline, the verifier gets this
 runtime: the ``offline`` verifier runtime (verifier_runtime.py, registered by the core's plugin like
 any other) mounts it at ``/opt/autoenvscaling-verifier/offline`` for test.sh alone (the agent never
-sees it), puts its ``bin/`` first on ``PATH`` and sets ``AUTOENVSCALING_OFFLINE=1``. It holds the
-shims (``bin/apt-get``, ``bin/curl``, ``bin/uv``/``uvx``: what each does offline is the table in
-docs/offline-verification.md), the provisioned pure-Python wheels (``dists/``, listed in
-``index.json``) and ``python/``, a CPython of its own (Debian bookworm's 3.11 with its glibc and
-loader) for images without python3, used by the shims only. We never substitute a different version
+sees it), puts its ``bin/`` first on ``PATH`` and sets ``AUTOENVSCALING_OFFLINE=1`` (and points pip at
+its wheels alone: ``PIP_NO_INDEX``, ``PIP_FIND_LINKS``). It holds the
+shims (``bin/apt-get``, ``bin/curl``, ``bin/uv``/``uvx``, ``bin/pip``/``pip3``: what each does offline
+is the table in docs/offline-verification.md), the provisioned pure-Python wheels (``dists/``,
+listed in ``index.json``) and ``python/``, a CPython of its own (Debian bookworm's 3.11 with its glibc
+and loader) for images without python3, used by the shims only. We never substitute a different version
 for a pinned one: what was not provisioned fails inside the sandbox, naming what is.
 
 Provisioning happens on the host, once, cached under ``<cache_dir>/verifier``, locked and atomic:
@@ -38,19 +39,21 @@ from pathlib import Path
 from ..config import cache_dir as default_cache_dir
 from ..errors import AESError, BuildError, MissingPrerequisite
 from ..sandbox.rootfs import build_once, mmdebstrap
+from ..sandbox.wheels import ENV_WHEELHOUSE, configured_wheelhouse, pip_download, pip_failure
 from .paths import VERIFIER_RUNTIME
 from .verifier_view import canonical_name
 
 DEFAULT_PACKAGES: tuple[str, ...] = ("pytest==8.4.1", "pytest-json-ctrf==0.3.5")
 ENV_PACKAGES = "AUTOENVSCALING_VERIFIER_PACKAGES"
-ENV_WHEELHOUSE = "AUTOENVSCALING_WHEELHOUSE"
 PYTHON_FLOOR = "3.9"
+DISTS_LAYOUT = 2  # part of every set's key: bump when how dists/ is laid out changes (2: wheels' own names)
 # Shim files (package data) -> their path in the runtime, and whether they are executable.
 SHIMS: dict[str, tuple[str, ...]] = {
     "apt-get": ("bin/apt-get", "bin/apt"),
     "curl": ("bin/curl",),
     "curl-local": ("libexec/curl-local",),
     "uv": ("bin/uv", "bin/uvx"),
+    "pip": ("bin/pip", "bin/pip3"),
     "uvshim": ("libexec/uvshim",),
     "uv-install.sh": ("libexec/uv-install.sh",),
 }
@@ -92,10 +95,9 @@ def provision(specs: tuple[str, ...] | list[str], *, cache_dir: Path | None = No
     safe to call from parallel processes. Raises MissingPrerequisite when pip cannot resolve the set.
     """
     specs = tuple(sorted({s.strip() for s in specs if s.strip()}))
-    if wheelhouse is None and os.environ.get(ENV_WHEELHOUSE):
-        wheelhouse = Path(os.environ[ENV_WHEELHOUSE])
+    wheelhouse = configured_wheelhouse(wheelhouse)
     root = verifier_cache(cache_dir)
-    key = hashlib.sha256(json.dumps([specs, PYTHON_FLOOR]).encode()).hexdigest()[:16]
+    key = hashlib.sha256(json.dumps([specs, PYTHON_FLOOR, DISTS_LAYOUT]).encode()).hexdigest()[:16]
     set_dir = root / "sets" / key
 
     def build(work: Path) -> Path:
@@ -103,7 +105,7 @@ def provision(specs: tuple[str, ...] | list[str], *, cache_dir: Path | None = No
         versions = {name: version for name, version, _ in wheels}
         dists = []
         for name, version, wheel in wheels:
-            target = root / "dists" / f"{name}-{version}.whl"
+            target = root / "dists" / wheel.name  # the wheel's own name: pip finds it there (--find-links)
             if not target.is_file():
                 _store_wheel(wheel, target)
             deps, scripts = _describe(target, versions)
@@ -129,22 +131,16 @@ def _complete(set_dir: Path) -> bool:
 def _download(specs: tuple[str, ...], dest: Path, wheelhouse: Path | None) -> tuple[list[tuple[str, str, Path]], str]:
     """Pure-Python wheels for ``specs`` and all their dependencies: (name, version, wheel) and the
     oldest Python they were resolved for."""
-    source = ["--no-index", "--find-links", str(wheelhouse)] if wheelhouse else []
     proc = None
     for python in dict.fromkeys([PYTHON_FLOOR, "%d.%d" % sys.version_info[:2]]):  # then the host's own Python
-        shutil.rmtree(dest, ignore_errors=True)
-        proc = subprocess.run([sys.executable, "-m", "pip", "--disable-pip-version-check", "--no-input", "download",
-                               "--quiet", "--progress-bar", "off", "--dest", str(dest), "--only-binary=:all:",
-                               "--platform", "any", "--implementation", "py", "--abi", "none",
-                               "--python-version", python, *source, *specs], capture_output=True, text=True)
+        proc = pip_download(specs, dest, wheelhouse, platforms=("any",), python=python)
         if proc.returncode == 0:
             break
     assert proc is not None
     if proc.returncode != 0:
-        errors = [line for line in proc.stderr.splitlines() if line.startswith("ERROR")] or proc.stderr.splitlines()[-1:]
         where = f"the wheelhouse {wheelhouse}" if wheelhouse else "PyPI"
         raise MissingPrerequisite(
-            f"cannot provision {' '.join(specs)} from {where}: {errors[0] if errors else 'pip failed'}",
+            f"cannot provision {' '.join(specs)} from {where}: {pip_failure(proc)}",
             hint=f"only pure-Python wheels can be provisioned; offline, set {ENV_WHEELHOUSE} to a directory of wheels")
     names = [(wheel.name.split("-"), wheel) for wheel in sorted(dest.glob("*.whl"))]
     return [(canonical_name(parts[0]), parts[1], wheel) for parts, wheel in names], python

@@ -104,7 +104,7 @@ def materialise_files(files: Mapping[str, tuple[bytes, bool]], name: str, cache_
 
 class OfflineRuntime(VerifierRuntime):
     """The offline shims and provisioned packages (runtime/offline.py) for sandboxes without network:
-    its bin/ goes first on PATH and AUTOENVSCALING_OFFLINE=1 is set."""
+    its bin/ goes first on PATH, AUTOENVSCALING_OFFLINE=1 is set, and pip looks only at its wheels."""
 
     name = "offline"
 
@@ -117,4 +117,7 @@ class OfflineRuntime(VerifierRuntime):
         return materialise_files(runtime_files(cache_dir=self.cache_dir), self.name, self.cache_dir)
 
     def environment(self, mount: str) -> RuntimeEnv:
-        return RuntimeEnv(path_prefix=(f"{mount}/bin",), env={"AUTOENVSCALING_OFFLINE": "1"})
+        # Every pip (the image's, a virtual environment's, `python3 -m pip`) installs from the
+        # provisioned wheels and never looks for an index; bin/pip adds the clearer refusals.
+        return RuntimeEnv(path_prefix=(f"{mount}/bin",), env={"AUTOENVSCALING_OFFLINE": "1", "PIP_NO_INDEX": "1",
+                                                               "PIP_FIND_LINKS": f"{mount}/dists"})

@@ -13,6 +13,7 @@ from __future__ import annotations
 import configparser
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass, field
@@ -30,6 +31,27 @@ PROXY_VARIABLES = ("http_proxy", "https_proxy", "no_proxy", "all_proxy", "ftp_pr
 PIP_VARIABLES = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST", "UV_INDEX_URL",
                  "UV_EXTRA_INDEX_URL", "NPM_CONFIG_REGISTRY")
 HOST_BUNDLES = ("/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem")
+
+
+# What tools print when a host they need is out of reach (curl, wget, git, pip, npm, apt, Python,
+# Go, a proxy refusing the tunnel). A build step fails on the first such line; what follows it
+# ("fatal: not a git repository", "exit status 128") is a consequence.
+_UNREACHABLE = re.compile(
+    r"could not resolve (host|proxy)|temporary failure (in name resolution|resolving)|name or service not known|"
+    r"unable to resolve host|failed to connect to|network is unreachable|no route to host|connection refused|"
+    r"failed to establish a new connection|getaddrinfo|\b(enotfound|econnrefused|eai_again|etimedout)\b|"
+    r"tunnel failed|from proxy after connect|proxy.{0,40}\b403\b|\b403 forbidden|connection timed out|"
+    r"unable to access '(https?|git)://|dial tcp", re.IGNORECASE)
+NETWORK_HINT = ("build steps here reach only the package registries (PyPI, Debian, npm): vendor what the step "
+                "downloads into environment/ and COPY it, or install it with pip, apt-get or npm")
+
+
+def unreachable_line(output: str) -> str | None:
+    """The first line of a build step's output that says a host was out of reach, or None."""
+    for line in output.splitlines():
+        if _UNREACHABLE.search(line):
+            return " ".join(line.split())[:300]
+    return None
 
 
 @dataclass(frozen=True)

@@ -318,16 +318,27 @@ class BwrapSandbox(Sandbox):
 # The trusted helper's scripts, run by the pristine image's /bin/sh with paths as arguments. Each
 # path's parent must resolve (cd -P) to itself inside the attempt's root: one an agent made a
 # symlink is refused (planners put replaced parents first, so that never happens by accident).
+# ``linked`` finds such a link even where it cannot be followed: an absolute target resolves in the
+# pristine root here, where it may not exist (an agent's /logs -> /tmp/x would otherwise look like a
+# parent that is simply missing, and what lies behind it would be skipped, not put back).
 _REACH = f'''T={TRUSTED_TARGET}
+linked() {{
+  a=${{1%/*}}
+  while [ -n "$a" ]; do [ -L "$T$a" ] && return 0; a=${{a%/*}}; done
+  return 1
+}}
 reach() {{
   d=${{1%/*}}
-  cd -P -- "$T$d" 2>/dev/null || {{ mkdir -p -- "$T$d" && cd -P -- "$T$d"; }} || return 1
+  if ! cd -P -- "$T$d" 2>/dev/null; then
+    if linked "$1"; then echo "refusing $1: $d is redirected" >&2; return 1; fi
+    mkdir -p -- "$T$d" && cd -P -- "$T$d" || return 1
+  fi
   [ "$(pwd -P)" = "$T$d" ] || {{ echo "refusing $1: $d is redirected" >&2; return 1; }}
 }}
 status=0
 '''
 _RESTORE = _REACH + '''for p do
-  if ! cd -P -- "$T${p%/*}" 2>/dev/null && ! { [ -e "$p" ] || [ -L "$p" ]; }; then continue; fi
+  if ! linked "$p" && ! cd -P -- "$T${p%/*}" 2>/dev/null && ! { [ -e "$p" ] || [ -L "$p" ]; }; then continue; fi
   reach "$p" || { status=1; continue; }
   n=${p##*/}
   rm -rf -- "./$n" || status=1

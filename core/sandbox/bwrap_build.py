@@ -3,10 +3,11 @@
 
 Supported: one ``FROM`` (mapped to a local base root, see rootfs.resolve_base), ``RUN`` (shell,
 exec and heredoc forms; ``--network``; cache mounts are ignored), ``COPY``/``ADD`` from the build
-context (environment/, honouring .dockerignore; ``--chmod``; ADD extracts local tar archives),
-``WORKDIR``, ``ENV``, ``ARG``, ``USER``, ``SHELL``, and the metadata instructions (``LABEL``,
+context (environment/, honouring .dockerignore; ``--chmod``; ADD extracts local tar archives) or
+from a well-known tool image (``COPY --from=ghcr.io/astral-sh/uv:latest``, provided offline by
+tool_images.py), ``WORKDIR``, ``ENV``, ``ARG``, ``USER``, ``SHELL``, and the metadata instructions (``LABEL``,
 ``EXPOSE``, ``CMD``, ``ENTRYPOINT``, ``HEALTHCHECK``, ``STOPSIGNAL``, ``VOLUME``, ``MAINTAINER``,
-``ONBUILD``), which are recorded. Anything else (multi-stage builds, ``COPY --from``, ``ADD`` of a URL,
+``ONBUILD``), which are recorded. Anything else (multi-stage builds, other ``COPY --from``, ``ADD`` of a URL,
 an unmapped base image, secret/ssh/bind mounts) is refused with UnsupportedDockerfile naming the docker
 backend, before anything is built.
 
@@ -19,13 +20,14 @@ host nor plant a symlink that makes a host-side write land outside its layer.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import platform
 import posixpath
 import re
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +35,13 @@ from ..archive import make_tar
 from ..errors import AESError, BuildError, BuildTimeout, UnsupportedDockerfile
 from ..tasks import Task, TaskFile
 from .base import EnvironmentDetails, PreparedEnvironment, SandboxPolicy
-from .buildnet import host_build_network
+from .buildnet import NETWORK_HINT, host_build_network, unreachable_line
 from .dockerfile import HEREDOC, Context, Instruction, arg_decls, expand_vars, pairs, parse_dockerfile, words
 from .isolation import DEFAULT_PATH, UID_RANGE
 from .jail import Jail
 from .launcher import limits_for
 from .rootfs import BASES, LayerStore, layer_key, resolve_base
+from .tool_images import ToolImage, provide_tool_image, resolve_tool_image, tool_image_facts, tool_image_files
 
 DOCKER_HINT = "use --backend docker"
 LAYER_KEYWORDS = {"RUN", "COPY", "ADD", "WORKDIR"}
@@ -61,6 +64,8 @@ class Step:
     user: str | None = None
     stdin: bytes | None = None
     network: bool = False
+    tool: ToolImage | None = None  # COPY --from a well-known tool image: its files come at build time
+    sources: tuple[str, ...] = ()  # that COPY's sources, resolved again in the provided image
 
 
 @dataclass
@@ -225,10 +230,11 @@ def _run(inst: Instruction, plan: BuildPlan, args: dict[str, str]) -> Step:
 
 def _copy(inst: Instruction, plan: BuildPlan, context: Context, variables: dict[str, str]) -> Step:
     chmod = chown = ""
+    tool: ToolImage | None = None
     for name, value in inst.flags:
         if name == "from":
-            raise _refuse(inst, f"{inst.keyword} --from (multi-stage or image copies) is not supported")
-        if name == "chmod":
+            tool = _tool_image(inst, plan, expand_vars(value, variables))
+        elif name == "chmod":
             if not re.fullmatch(r"[0-7]{3,4}|[ugoa]*[-+=][rwxXst]*(,[ugoa]*[-+=][rwxXst]*)*", value):
                 raise BuildError(f"Dockerfile line {inst.line}: bad --chmod value {value!r}")
             chmod = value
@@ -239,34 +245,19 @@ def _copy(inst: Instruction, plan: BuildPlan, context: Context, variables: dict[
         elif name != "link":
             raise _refuse(inst, f"{inst.keyword} --{name} is not supported")
     tokens = inst.exec_form() or words(inst.args, variables)
-    heredocs = {doc.name: doc for doc in inst.heredocs}
     if len(tokens) < 2:
         raise BuildError(f"Dockerfile line {inst.line}: {inst.keyword} needs a source and a destination")
     *sources, dest = tokens
     dest_dir = dest.endswith("/") or len(sources) > 1
     dest = posixpath.normpath(posixpath.join(plan.workdir, dest))
-    entries: list[tuple[str, str, dict[str, TaskFile]]] = []  # (kind, name, files relative to it)
-    for source in sources:
-        match = HEREDOC.fullmatch(source)
-        if match and match.group(3) in heredocs:
-            doc = heredocs[match.group(3)]
-            body = expand_vars(doc.body, variables) if doc.expand else doc.body
-            entries.append(("file", doc.name, {doc.name: TaskFile(data=body.encode())}))
-            continue
-        if re.match(r"^[a-z][a-z0-9+.-]*://|^git@", source):
-            raise _refuse(inst, f"{inst.keyword} of a URL ({source}) is not supported")
-        for kind, path in context.resolve(source, inst):
-            name = posixpath.basename(path)
-            if kind == "dir":
-                entries.append(("dir", name, context.under(path)))
-            elif inst.keyword == "ADD" and path.endswith(ARCHIVE_SUFFIXES):
-                entries.append(("archive", name, {name: context.files[path]}))
-            else:
-                entries.append(("file", name, {name: context.files[path]}))
+    # From a tool image, sources resolve in its layout now (refusals first) and in its files at build time.
+    entries = _entries(inst, sources, context if tool is None else _tool_context(inst, tool, sources), variables)
     dest_dir = dest_dir or len(entries) > 1
     payload = {"op": "copy", "dest": dest, "dest_dir": dest_dir, "chmod": chmod, "chown": chown,
                "sources": [[kind, name, sorted((rel, f.executable, hashlib.sha256(f.data).hexdigest())
                                                 for rel, f in files.items())] for kind, name, files in entries]}
+    if tool is not None:
+        payload["from"] = tool.requirement  # the layer key gets the provided files' digest at build time
     script = ["set -e", 't=$(mktemp -d /.aes-copy.XXXXXX)', 'trap \'rm -rf "$t"\' EXIT',
               'tar -x -f - -C "$t" --no-same-owner', 'dest=$1']
     if chmod:
@@ -287,7 +278,63 @@ def _copy(inst: Instruction, plan: BuildPlan, context: Context, variables: dict[
             script.append(f'if [ -d "$dest" ]; then cp -a -- {src} "$dest"/; '
                           f'else mkdir -p -- "$(dirname -- "$dest")" && cp -a -- {src} "$dest"; fi')
     argv = ["/bin/sh", "-c", "\n".join(script), "sh", dest, chmod, chown]
-    return Step(inst, payload, argv, env={"PATH": DEFAULT_PATH}, stdin=_archive(entries))
+    return Step(inst, payload, argv, env={"PATH": DEFAULT_PATH}, stdin=None if tool else _archive(entries),
+                tool=tool, sources=tuple(sources))
+
+
+def _entries(inst: Instruction, sources: list[str], context: Context,
+             variables: dict[str, str]) -> list[tuple[str, str, dict[str, TaskFile]]]:
+    """What one COPY/ADD copies: (kind, name, files relative to it) per source, in order."""
+    heredocs = {doc.name: doc for doc in inst.heredocs}
+    entries: list[tuple[str, str, dict[str, TaskFile]]] = []
+    for source in sources:
+        match = HEREDOC.fullmatch(source)
+        if match and match.group(3) in heredocs:
+            doc = heredocs[match.group(3)]
+            body = expand_vars(doc.body, variables) if doc.expand else doc.body
+            entries.append(("file", doc.name, {doc.name: TaskFile(data=body.encode())}))
+            continue
+        if re.match(r"^[a-z][a-z0-9+.-]*://|^git@", source):
+            raise _refuse(inst, f"{inst.keyword} of a URL ({source}) is not supported")
+        for kind, path in context.resolve(source, inst):
+            name = posixpath.basename(path)
+            if kind == "dir":
+                entries.append(("dir", name, context.under(path)))
+            elif inst.keyword == "ADD" and path.endswith(ARCHIVE_SUFFIXES):
+                entries.append(("archive", name, {name: context.files[path]}))
+            else:
+                entries.append(("file", name, {name: context.files[path]}))
+    return entries
+
+
+def _tool_image(inst: Instruction, plan: BuildPlan, image: str) -> ToolImage:
+    """The well-known tool image a ``COPY --from`` names (tool_images.py); anything else, an earlier
+    stage or another image, is refused."""
+    tool = resolve_tool_image(image)
+    if tool is None:
+        raise _refuse(inst, f"{inst.keyword} --from={image} is not supported (only well-known tool images, "
+                            f"such as ghcr.io/astral-sh/uv, are provided offline)")
+    plan.notes.append(f"line {inst.line}: {inst.keyword} --from={image}: provided offline from PyPI's "
+                      f"{tool.requirement} wheel")
+    return tool
+
+
+def _tool_context(inst: Instruction, tool: ToolImage, sources: list[str]) -> Context:
+    """The tool image's layout as a build context, once it is clear that it holds every source."""
+    context = Context(tool.layout())
+    for source in sources:
+        try:
+            context.resolve(source, inst)
+        except BuildError:
+            raise BuildError(f"Dockerfile line {inst.line}: {source} is not in {tool.image}",
+                             hint=f"it holds {', '.join('/' + f for f in tool.files)}") from None
+    return context
+
+
+def _tool_step(step: Step, provided: Path) -> Step:
+    """A COPY --from a tool image with its files: the sources resolved again in the provided image."""
+    entries = _entries(step.instruction, list(step.sources), Context(tool_image_files(provided)), {})
+    return replace(step, stdin=_archive(entries))
 
 
 def _sh(text: str) -> str:
@@ -313,12 +360,16 @@ async def build_environment(task: Task, store: LayerStore, policy: SandboxPolicy
     deadline = time.monotonic() + timeout
     keys, stack, cached = [key], [store.fs(key)], not built
     for number, step in enumerate(plan.steps, 1):
-        key = layer_key(key, step.payload)
+        provided = await _provide(step, store) if step.tool is not None else None
+        payload = step.payload if provided is None else {**step.payload, "digest": tool_image_facts(provided)["digest"]}
+        key = layer_key(key, payload)
         if not store.has(key):
             store.raise_if_failed(key)
             async with store.lock(key, deadline):
                 if not store.has(key):
                     cached = False
+                    if provided is not None:
+                        step = await asyncio.to_thread(_tool_step, step, provided)
                     try:
                         await _build_layer(store, key, step, stack, policy, deadline, timeout,
                                            f"step {number}/{len(plan.steps)}")
@@ -341,6 +392,15 @@ async def build_environment(task: Task, store: LayerStore, policy: SandboxPolicy
         healthcheck=meta.get("healthcheck"), recorded={kw: meta[kw] for kw in RECORDED if kw in meta})
     return PreparedEnvironment(backend="bwrap", ref=key, workdir=plan.workdir, env=plan.env, user=plan.user,
                                build_seconds=time.monotonic() - start, cached=cached, details=details)
+
+
+async def _provide(step: Step, store: LayerStore) -> Path:
+    """The tool image a COPY --from names, provided on the host (downloaded once, then cached)."""
+    assert step.tool is not None
+    try:
+        return await asyncio.to_thread(provide_tool_image, step.tool, cache_dir=store.cache_dir)
+    except AESError as exc:
+        raise type(exc)(f"Dockerfile line {step.instruction.line}: {exc.message}", hint=exc.hint) from exc
 
 
 # What a build step prints when it hits the sandbox's own limits rather than a mistake in the
@@ -397,6 +457,10 @@ def _step_failed(inst: Instruction, code: int | None, tail: str, *, as_root: boo
         return BuildError(f"sandbox limit at Dockerfile line {inst.line} ({inst.summary(60)}): {limit[:200]} -- "
                           f"the bwrap sandbox maps ids 0-{UID_RANGE - 1} and grants no host privileges\n{tail}",
                           hint=f"{DOCKER_HINT} (a container engine grants what this step needs)")
+    unreachable = unreachable_line(tail)
+    if unreachable:
+        return BuildError(f"{inst.keyword} at Dockerfile line {inst.line} needs a host this machine cannot reach: "
+                          f"{unreachable} ({inst.summary(60)})\n{tail}", hint=NETWORK_HINT)
     last = lines[-1] if lines else "no output"
     return BuildError(f"{inst.keyword} failed with exit code {code} at Dockerfile line {inst.line}: "
                       f"{inst.summary(80)} -- {last[:200]}\n{tail}",

@@ -34,6 +34,7 @@ import contextlib
 import functools
 import os
 import re
+import signal
 import socket
 import threading
 import time
@@ -68,6 +69,42 @@ FIX_HINT = (f"start Docker, or serve podman's Docker API: `podman system service
 
 READY_TIMEOUT = 30.0  # how long an image's ENTRYPOINT may take to run the container's command
 LOG_TAIL = 50  # lines of the container's own output (its entrypoint's) kept on the sandbox
+
+
+def reap_exec_monitors(container_id: str) -> int:
+    """Stop the exec monitors podman left for a container just removed; returns how many.
+
+    podman starts one ``conmon`` per exec and keeps it for ``exit_command_delay`` (300 s by default)
+    after the command ended, so that a client may still ask for its exit code: a batch of attempts
+    left hundreds running for minutes. Once the container is gone nobody can ask. Only exec monitors
+    (``-e``) naming this container's full id are touched; with a remote engine or Docker there are none
+    in this host's /proc, and nothing happens."""
+    if not re.fullmatch(r"[0-9a-f]{64}", container_id):
+        return 0
+    needle = b"\0-c\0" + container_id.encode() + b"\0"
+
+    def monitors() -> list[int]:
+        found = []
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                try:
+                    with open(f"/proc/{entry.name}/cmdline", "rb") as fh:
+                        cmdline = fh.read()
+                except OSError:
+                    continue
+                if (os.path.basename(cmdline.split(b"\0", 1)[0]) == b"conmon" and needle in cmdline
+                        and b"\0-e\0" in cmdline):
+                    found.append(int(entry.name))
+        return found
+
+    stopped = monitors()
+    for pid in stopped:  # idle: the command they watched has ended, and nobody will ask for its status
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 5  # gone (or a zombie, without a command line) within milliseconds
+    while stopped and monitors() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return len(stopped)
 
 
 def connect(timeout: float | None = None) -> Any:
@@ -333,6 +370,7 @@ class DockerBackend(SandboxBackend):
     def remove_container(self, container_id: str) -> None:
         with contextlib.suppress(docker_errors().NotFound):
             self.client.api.remove_container(container_id, force=True, v=True)
+        reap_exec_monitors(container_id)
 
     def remove_network(self, name: str) -> None:
         with contextlib.suppress(docker_errors().NotFound):
@@ -431,7 +469,7 @@ class DockerBackend(SandboxBackend):
             probe = self.client.api.exec_start(created["Id"]).decode("utf-8", errors="replace")
             self.observe(container_id, probe, self.policy.network_for(task))
         finally:
-            self.client.api.remove_container(container_id, force=True)
+            self.remove_container(container_id)
 
     def remove_stale(self, client: Any = None) -> int:
         """Remove sandbox containers, then compose networks and volumes, left by processes of this
@@ -447,6 +485,7 @@ class DockerBackend(SandboxBackend):
         for container in client.containers.list(all=True, filters=filters):
             if dead(container.labels):
                 container.remove(force=True)
+                reap_exec_monitors(str(container.id))
                 removed += 1
         for network in client.networks.list(filters=filters):
             labels = network.attrs.get("Labels") or {}

@@ -9,6 +9,10 @@
   rootfs.resolve_base to a base image (the mapping, with what it substituted, goes into the prepared
   environment's details), or refused with a hint. Earlier build stages and ``scratch`` are left
   alone, so multi-stage builds work.
+- ``COPY --from=IMAGE`` (not an earlier stage): an image the engine has is used as is; a well-known
+  tool image (tool_images.py: ``ghcr.io/astral-sh/uv``) is provided offline and imported under its
+  own name, so the Dockerfile builds unchanged; anything else is refused with a hint. The image's id
+  is part of the cache key, as the base images' are.
 - Registry access during RUN steps only (BuildKit-style): the host's CA bundle enters the build
   context under a hidden name that .dockerignore keeps out of every COPY, and every RUN gets a
   read-only bind mount of it under /dev (the build container's own tmpfs, so not even the mount
@@ -42,10 +46,11 @@ from typing import Any, Callable, Iterator, Mapping
 from ..archive import make_tar, tree_tar
 from ..errors import BuildError, SandboxError
 from .base import last_json_object
-from .buildnet import CA_TARGET, CA_VARIABLES, PROXY_VARIABLES, host_build_network
-from .dockerfile import arg_decls, parse_dockerfile, words
+from .buildnet import CA_TARGET, CA_VARIABLES, NETWORK_HINT, PROXY_VARIABLES, host_build_network, unreachable_line
+from .dockerfile import arg_decls, expand_vars, parse_dockerfile, words
 from .isolation import DEFAULT_PATH
 from .rootfs import BASES, base_rootfs, file_lock, resolve_base
+from .tool_images import provide_tool_image, resolve_tool_image
 
 BASE_REPO = "autoenvscaling/base"
 ENV_REPO = "autoenvscaling/env"
@@ -53,6 +58,7 @@ LABEL = "autoenvscaling"
 # Set on an image the Harbor harness (testing/harbor_client.py) puts under a real image's name for
 # Harbor's builds: it is our stand-in, so our own builds map that name as usual.
 STAND_IN_LABEL = f"{LABEL}.harbor-stand-in"
+TOOL_LABEL = f"{LABEL}.tool"  # on a tool image we imported (tool_images.py): which one, to notice a newer recipe
 BUILD_FORMAT = "2"  # part of every environment hash: bump it to rebuild all cached images (2: build CA)
 CA_CONTEXT_NAME = ".autoenvscaling-build-ca.crt"  # where the host's CA bundle sits in a build context
 # Transport only: they never change what a build produces, so they stay out of the cache key.
@@ -126,6 +132,7 @@ class _Rendered:
     text: str
     bases: list[str] = field(default_factory=list)
     mappings: list[dict[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 class ImageStore:
@@ -161,17 +168,45 @@ class ImageStore:
             root = base_rootfs(base, cache_dir=self.cache_dir)
             changes = [f"ENV PATH={DEFAULT_PATH}", *(f"ENV {k}={v}" for k, v in spec.env),
                        f"LABEL {LABEL}.rootfs={stamp}", 'CMD ["bash"]']
-            # The tag goes in ``repository``: podman ignores the separate ``tag`` parameter.
-            reply = self.api.import_image(src=tree_tar(root), stream_src=True, repository=ref, changes=changes)
-            try:
-                self.api.inspect_image(ref)
-            except errors.ImageNotFound:  # an engine that ignored the tag altogether
-                last = last_json_object(str(reply)) or {}  # the end of the engine's progress reply
-                image_id = last.get("id") or last.get("status", "")
-                if not image_id:
-                    raise SandboxError(f"importing {ref} failed: {str(reply)[-200:]}") from None
-                self.api.tag(image_id, BASE_REPO, base)
+            self._import(ref, root, changes)
         return ref
+
+    def copy_source(self, image: str) -> tuple[str, str]:
+        """(id, note) of the image a ``COPY --from`` names (not an earlier stage): the engine's own
+        when it has one of that name (no note), else the well-known tool image provided offline
+        (tool_images.py), imported under that very name so the Dockerfile builds unchanged. Raises
+        BuildError for anything else, and MissingPrerequisite when the tool image cannot be provided."""
+        errors = docker_errors()
+        tool = resolve_tool_image(image)
+        note = f"COPY --from={image}: provided offline from PyPI's {tool.requirement} wheel" if tool else ""
+        with self._lock(f"copy-from-{image}"):
+            with contextlib.suppress(errors.ImageNotFound):
+                attrs = self.api.inspect_image(image)
+                stamp = ((attrs.get("Config") or {}).get("Labels") or {}).get(TOOL_LABEL)
+                if stamp is None or tool is None or stamp == tool.key:  # the user's own, or ours and current
+                    return str(attrs["Id"]), note if stamp else ""
+            if tool is None:
+                raise BuildError(f"COPY --from={image}: the image is not on the engine and cannot be pulled "
+                                 f"(no registry access)",
+                                 hint="load it into the engine (podman load, docker load), or build it in an "
+                                      "earlier stage of the Dockerfile")
+            provided = provide_tool_image(tool, cache_dir=self.cache_dir)
+            self._import(image, provided / "root", [*tool.config, f"LABEL {TOOL_LABEL}={tool.key}"])
+            return str(self.api.inspect_image(image)["Id"]), note
+
+    def _import(self, ref: str, root: Path, changes: list[str]) -> None:
+        """Import the tree ``root`` as image ``ref`` with the config ``changes`` (streamed as a tar)."""
+        # The tag goes in ``repository``: podman ignores the separate ``tag`` parameter.
+        reply = self.api.import_image(src=tree_tar(root), stream_src=True, repository=ref, changes=changes)
+        try:
+            self.api.inspect_image(ref)
+        except docker_errors().ImageNotFound:  # an engine that ignored the tag altogether
+            last = last_json_object(str(reply)) or {}  # the end of the engine's progress reply
+            image_id = last.get("id") or last.get("status", "")
+            if not image_id:
+                raise SandboxError(f"importing {ref} failed: {str(reply)[-200:]}") from None
+            repo, _, tag = ref.rpartition(":") if ":" in ref.rsplit("/", 1)[-1] else (ref, "", "latest")
+            self.api.tag(image_id, repo, tag)
 
     def resolve_mapping(self, image: str) -> tuple[str, dict[str, str]]:
         """(image the engine can use, the mapping used): the image itself when the engine has it,
@@ -215,7 +250,7 @@ class ImageStore:
             settings[" target"] = target  # the space keeps it apart from any build arg
         return BuildPlan(tag=env_tag(context, rendered.bases, settings), context=make_tar(context),
                          dockerfile=dockerfile, buildargs=args, target=target,
-                         mappings=tuple(rendered.mappings), notes=tuple(notes))
+                         mappings=tuple(rendered.mappings), notes=tuple(rendered.notes + notes))
 
     def render_dockerfile(self, text: str, access: BuildAccess | None = None) -> _Rendered:
         """The Dockerfile with every external FROM pointed at an image the engine has, and, when
@@ -233,6 +268,12 @@ class ImageStore:
                 global_args.update({name: value for name, value in arg_decls(inst, global_args) if value is not None})
             elif inst.keyword == "RUN" and access.ca is not None:
                 lines[inst.line - 1] = _with_ca_mount(lines[inst.line - 1], inst.line)
+            elif inst.keyword in ("COPY", "ADD") and "from" in inst.flag:
+                source = expand_vars(inst.flag["from"], global_args)
+                if source.lower() not in stages and not source.isdigit():  # an image, not an earlier stage
+                    image_id, note = self.copy_source(source)
+                    out.bases.append(image_id)
+                    out.notes += [f"line {inst.line}: {note}"] if note else []
             if inst.keyword != "FROM":
                 continue
             seen_from = True
@@ -290,6 +331,10 @@ class ImageStore:
                 if "error" in item:
                     tail = "\n".join(line for line in log[-40:] if line.strip())
                     last = " ".join(str(item["error"]).split())[:300]
+                    unreachable = unreachable_line(tail)
+                    if unreachable:
+                        raise BuildError(f"docker build needs a host this machine cannot reach: {unreachable}\n{last}\n{tail}",
+                                         hint=NETWORK_HINT)
                     raise BuildError(f"docker build failed: {last}\n{tail}",
                                      hint="fix environment/Dockerfile (output tail in the error details)")
             if not image_id:

@@ -47,7 +47,7 @@ class Instruction:
             return None
         try:
             value = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
             return None
         return value if isinstance(value, list) and all(isinstance(v, str) for v in value) else None
 
@@ -87,7 +87,10 @@ def parse_dockerfile(text: str) -> list[Instruction]:
             else:
                 parts.append(current)
             break
-        keyword, rest = re.match(r"(\S+)\s*(.*)", "".join(parts).strip(), re.S).groups()  # type: ignore[union-attr]
+        joined = "".join(parts).strip()
+        if not joined:  # a lone continuation at the end of the file: nothing to run
+            continue
+        keyword, rest = re.match(r"(\S+)\s*(.*)", joined, re.S).groups()  # type: ignore[union-attr]
         keyword = keyword.upper()
         flags, rest = _split_flags(rest) if keyword in {"FROM", "RUN", "COPY", "ADD", "HEALTHCHECK"} else ((), rest)
         heredocs: list[Heredoc] = []
@@ -177,8 +180,8 @@ def words(text: str, env: dict[str, str]) -> list[str]:
                 raise BuildError(f"unterminated quote in: {text[:80]}")
             cur.append(expand_vars("".join(chunk), env))
             i = j + 1
-        elif c == "\\" and i + 1 < n:
-            cur.append(text[i + 1])  # an escaped character is literal (no expansion)
+        elif c == "\\":  # an escaped character is literal (no expansion); a trailing backslash is itself
+            cur.append(text[i + 1] if i + 1 < n else c)
             i += 2
         else:
             j = i
@@ -233,7 +236,12 @@ def _pattern(pattern: str) -> re.Pattern[str]:
                 i += 1
             else:
                 body = pattern[i + 1:j]
-                out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
+                bracket = "[" + ("^" + body[1:] if body.startswith("!") else body) + "]"
+                try:
+                    re.compile(bracket)
+                except re.error:  # a malformed class ("[z-a]", "[\\]") stands for itself
+                    bracket = re.escape(pattern[i:j + 1])
+                out.append(bracket)
                 i = j + 1
         else:
             out.append(re.escape(pattern[i]))

@@ -107,8 +107,8 @@ class Jail:
         if not target.is_dir():
             top = self.dir / "pristine-top"
             for mount_point in (TRUSTED_TARGET, "/dev"):  # an image without /dev still gets one
-                (top / mount_point.lstrip("/")).mkdir(parents=True)
-            target.mkdir()
+                _open_dirs(top / mount_point.lstrip("/"))
+            _open_dirs(target)
             mount_pristine(target, self.lower, top)
         return target
 
@@ -118,7 +118,7 @@ class Jail:
         self._ready()
         target = self.dir / "exposed" / hashlib.sha256(str(source).encode()).hexdigest()[:16]
         if not target.is_dir():
-            target.mkdir(parents=True)
+            _open_dirs(target)
             bind_readonly(source, target)
         return target
 
@@ -195,6 +195,18 @@ class Jail:
             for mount in mounts_under(self.dir):
                 umount(mount)
             shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _open_dirs(path: Path) -> None:
+    """``mkdir -p`` with mode 755 whatever this process's umask (bwrap, as the sandbox uid, must
+    reach through them; a worker started from a umask-077 shell would otherwise lock it out)."""
+    missing = []
+    while not path.exists():
+        missing.append(path)
+        path = path.parent
+    for directory in reversed(missing):
+        directory.mkdir()
+        os.chmod(directory, 0o755)
 
 
 class Service:

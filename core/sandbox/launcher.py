@@ -18,8 +18,10 @@ import asyncio
 import contextlib
 import ctypes
 import fcntl
+import functools
 import os
 import resource
+import signal
 import socket
 import struct
 import subprocess
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from .base import SandboxPolicy
 
 _libc = ctypes.CDLL(None, use_errno=True)
+_libc.signal.argtypes, _libc.signal.restype = (ctypes.c_int, ctypes.c_void_p), ctypes.c_void_p
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,59 @@ def _bring_up_loopback() -> None:
     """``ip link set lo up`` in the current network namespace, without needing ``ip``."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
         fcntl.ioctl(sock, _SIOCSIFFLAGS, struct.pack("16sH14s", b"lo", _IFF_UP_LOOPBACK_RUNNING, b""))
+
+
+# What a container's first process starts with, whatever state the host process that forks it is in
+# (a pool worker ignores SIGINT: the driver handles Ctrl-C; asyncio may block signals in a thread).
+_SIG_DFL = 0
+_CATCHABLE = tuple(range(1, signal.NSIG))  # SIGKILL and SIGSTOP refuse a change: ignored below
+CONTAINER_UMASK = 0o022
+
+
+def clean_process_state() -> None:
+    """In a forked child before exec: every signal to its default action, none blocked, and the
+    container umask. Through libc, not ``signal.signal``: a child forked from a worker thread is
+    not Python's main thread. Dispositions matter because an ignored signal stays ignored across
+    exec (a program's Ctrl-C test would hang in the sandbox and pass in a container)."""
+    for signum in _CATCHABLE:
+        _libc.signal(signum, _SIG_DFL)  # EINVAL for SIGKILL, SIGSTOP and unused numbers: nothing to do
+    signal.pthread_sigmask(signal.SIG_SETMASK, ())
+    os.umask(CONTAINER_UMASK)
+
+
+_RLIMIT_NAMES = ("CORE", "STACK", "DATA", "RSS", "MEMLOCK", "LOCKS", "SIGPENDING", "MSGQUEUE", "NICE", "RTPRIO",
+                 "RTTIME", "CPU", "AS", "FSIZE", "NOFILE", "NPROC")
+
+
+@functools.lru_cache(maxsize=1)
+def _host_init_rlimits() -> tuple[tuple[int, tuple[int, int]], ...]:
+    """The rlimits of the host's pid 1, where a container engine's processes (and so a container's)
+    take theirs from, each capped at this process's hard limit (root here may not raise one)."""
+    out = []
+    for name in _RLIMIT_NAMES:
+        which = getattr(resource, f"RLIMIT_{name}", None)
+        if which is None:
+            continue
+        try:
+            soft, hard = resource.prlimit(1, which)
+        except (OSError, ValueError):
+            continue
+        own_hard = resource.getrlimit(which)[1]
+        hard = _lower(hard, own_hard)
+        out.append((which, (_lower(soft, hard), hard)))
+    return tuple(out)
+
+
+def _lower(a: int, b: int) -> int:
+    infinity = resource.RLIM_INFINITY
+    return b if a == infinity else a if b == infinity else min(a, b)
+
+
+def container_rlimits(ours: Iterable[int]) -> list[tuple[int, tuple[int, int]]]:
+    """The rlimits a container would start with, for every limit the policy does not set itself:
+    whatever this process inherited (a lowered stack or core size of the worker's shell) stays out."""
+    skip = set(ours)
+    return [(which, pair) for which, pair in _host_init_rlimits() if which not in skip]
 
 
 @dataclass
@@ -168,7 +224,8 @@ class Launcher:
         assert facts.bwrap
         self.root = root
         self.procs_files = [p.encode() for p in (cgroups.procs_files if cgroups else [])]
-        self.rlimits = limits.rlimits()
+        ours = limits.rlimits()
+        self.rlimits = [(which, (value, value)) for which, value in ours] + container_rlimits(w for w, _ in ours)
         self.namespaces = namespaces
         # No --unshare-user: the process is already in the attempt's user namespace (as root there,
         # bwrap keeps its capabilities; as another uid, bwrap nests a namespace of its own). No
@@ -208,6 +265,7 @@ class Launcher:
         pid_files, rlimits, ns = self.procs_files, self.rlimits, self.namespaces
 
         def setup() -> None:
+            clean_process_state()
             pid = str(os.getpid()).encode()
             for path in pid_files:
                 fd = os.open(path, os.O_WRONLY)
@@ -215,8 +273,8 @@ class Launcher:
                     os.write(fd, pid)
                 finally:
                     os.close(fd)
-            for which, value in rlimits:
-                resource.setrlimit(which, (value, value))
+            for which, pair in rlimits:
+                resource.setrlimit(which, pair)
             if _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
                 raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
             if ns.netns is not None and _libc.setns(ns.netns, _CLONE_NEWNET) != 0:

@@ -143,7 +143,7 @@ KNOWN_IMAGES: list[tuple[str, str, str]] = [
 _PY_VERSION = re.compile(r"^(\d+)(?:\.(\d+))?(?:\.\d+)?")
 
 
-def _split_image(image: str) -> tuple[str, str]:
+def split_image(image: str) -> tuple[str, str]:
     """(repository without docker.io/library, tag) of an image reference; digests are dropped."""
     ref = image.split("@", 1)[0]
     name, tag = ref, ""
@@ -212,7 +212,7 @@ def resolve_base(image: str) -> BaseMapping | None:
         pattern, eq, base = item.strip().partition("=")
         if eq and fnmatch.fnmatch(image, pattern.strip()):
             return BaseMapping(image, base.strip(), "mapped by AUTOENVSCALING_BASE_IMAGES")
-    name, tag = _split_image(image)
+    name, tag = split_image(image)
     if name == "ghcr.io/laude-institute/t-bench/ubuntu-24-04":
         return BaseMapping(image, "tbench-trixie",
                            "Terminal-Bench Ubuntu 24.04 stand-in: Debian trixie with tmux and asciinema")

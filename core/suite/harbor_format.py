@@ -294,7 +294,7 @@ def _declared_name(folder: Path) -> str:
     """The name ``read_task`` will give the folder's task ([task] name, else the folder's name)."""
     try:
         name = tomllib.loads((folder / "task.toml").read_text(encoding="utf-8")).get("task", {}).get("name")
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, AttributeError, OSError):
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, AttributeError, OSError, RecursionError):
         name = None
     return name if isinstance(name, str) and name else folder.name
 

@@ -3,16 +3,21 @@
 Harbor names tasks ``org/name`` and names the folder after the part without the org (as
 ``harbor task init`` does). A task whose task.toml does not name it takes its folder's name when
 read, so such a task is given an explicit ``[task] name`` whenever its folder must differ from its
-name; otherwise writing then reading would change its identity.
+name; otherwise writing then reading would change its identity. Files and folders are written
+beside their destination and renamed onto it (``replace_file``; ``claim_output`` clears what a
+killed export left there).
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
+import shutil
 import uuid
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from ..tasks import Task
 from ..tasks.harbor import fsync_dir
@@ -63,3 +68,33 @@ def replace_file(dest: Path, write: Callable[[Path], object]) -> None:
         tmp.unlink(missing_ok=True)
         raise
     fsync_dir(dest.parent)
+
+
+@contextmanager
+def claim_output(dest: Path) -> Iterator[None]:
+    """Around an export that stages ``dest`` beside it (``replace_file``, ``staged_dir``): first delete
+    what exports of ``dest`` killed before their end left there (``.<name>.tmp-*`` and
+    ``.<name>.old-*``: every run stages under a new name, so nothing else ever removes them), then
+    hold a shared lock on the folder until the block ends. The leftovers are deleted only when the
+    lock can be had exclusively, that is when no other export into the folder is running (its staging
+    is live); where the folder cannot be locked nothing is deleted."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(dest.parent, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # another export is writing here (or the filesystem does not lock folders)
+            pass
+        else:
+            leftover = re.compile(rf"\.{re.escape(dest.name)}\.(?:tmp|old)-[0-9a-f]{{8}}")
+            for entry in os.scandir(dest.parent):
+                if leftover.fullmatch(entry.name):
+                    if entry.is_dir(follow_symlinks=False):
+                        shutil.rmtree(entry.path, ignore_errors=True)
+                    else:
+                        Path(entry.path).unlink(missing_ok=True)
+        with suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_SH)
+        yield
+    finally:
+        os.close(fd)

@@ -82,6 +82,8 @@ def read_manifest(path: Path) -> Manifest:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise TaskFormatError(f"{where}: malformed TOML: {exc}", hint="fix the TOML syntax") from None
+    except RecursionError:  # tomllib recurses once per level of nesting
+        raise TaskFormatError(f"{where}: malformed TOML: nested too deeply", hint="fix the TOML syntax") from None
     dataset = raw.get("dataset", {})
     tasks = raw.get("tasks", [])
     if not isinstance(dataset, dict) or not isinstance(tasks, list) or not all(isinstance(t, dict) for t in tasks):

@@ -49,9 +49,13 @@ def task_from_row(row: Any, where: str) -> Task:
     instruction = row.get("instruction")
     if instruction is not None and not isinstance(instruction, str):
         raise TaskFormatError(f"{name}: instruction must be a string or null")
+    _unicode(where, name, toml_text, instruction or "")
     config = parse_config(toml_text, where=f"{name}/task.toml")
     files: dict[str, TaskFile] = {}
-    for entry in row.get("files") or []:
+    entries = row.get("files") or []
+    if not isinstance(entries, list):
+        raise TaskFormatError(f"{name}: files must be a list", hint="each row is one task (see rows.py)")
+    for entry in entries:
         path, data, executable = _decode_file(entry, name)
         files[path] = TaskFile(data=data, executable=executable)
     task = Task.create(name, config, instruction, files, config_text=toml_text, source=where)
@@ -60,6 +64,16 @@ def task_from_row(row: Any, where: str) -> Task:
         raise TaskFormatError(f"{name}: digest mismatch: the row pins {expected}, its content gives {task.digest()}",
                               hint="the row was edited after export; re-export the task")
     return task
+
+
+def _unicode(where: str, *texts: str) -> None:
+    """JSON can carry lone surrogates ("\\ud800"), which no UTF-8 file can hold: such a row is unreadable."""
+    for text in texts:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise TaskFormatError(f"{where}: a string holds a lone surrogate, which is not Unicode text",
+                                  hint="export the row again from the task's files") from None
 
 
 def _file_entry(path: str, f: TaskFile) -> dict[str, Any]:
@@ -74,7 +88,9 @@ def _decode_file(entry: Any, task: str) -> tuple[str, bytes, bool]:
     if not isinstance(entry, dict) or not isinstance(entry.get("path"), str) or not isinstance(entry.get("content"), str):
         raise TaskFormatError(f"{task}: each files entry needs string path and content")
     encoding = entry.get("encoding") or "utf-8"
+    _unicode(task, entry["path"])
     if encoding == "utf-8":
+        _unicode(task, entry["content"])
         data = entry["content"].encode("utf-8")
     elif encoding == "base64":
         try:
@@ -121,7 +137,7 @@ class JsonlFormat(_RowFile):
             first = fh.readline(1 << 20)
         try:
             row = json.loads(first)
-        except ValueError:
+        except (ValueError, RecursionError):
             return False
         return isinstance(row, dict) and "task_toml" in row
 
@@ -132,7 +148,7 @@ class JsonlFormat(_RowFile):
     def scan(self, path: Path) -> Iterator[Task | TaskFormatError]:
         path = Path(path)
         try:
-            fh = open(path, encoding="utf-8")
+            fh = open(path, "rb")  # decoded line by line: one line that is not UTF-8 is one bad row
         except OSError as exc:
             yield TaskFormatError(f"{path}: cannot read: {exc.strerror}")
             return
@@ -142,8 +158,10 @@ class JsonlFormat(_RowFile):
                     continue
                 where = f"{path.name}:{number}"
                 try:
-                    yield task_from_row(json.loads(line), where)
-                except ValueError as exc:  # json.JSONDecodeError
+                    yield task_from_row(json.loads(line.decode("utf-8")), where)
+                except UnicodeDecodeError:
+                    yield TaskFormatError(f"{where}: not UTF-8 text", hint="JSON Lines files are UTF-8")
+                except (ValueError, RecursionError) as exc:  # json.JSONDecodeError, or nested past the parser
                     yield TaskFormatError(f"{where}: not JSON: {exc}", hint="each line must be one JSON object")
                 except TaskFormatError as exc:
                     yield exc

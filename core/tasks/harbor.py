@@ -16,7 +16,7 @@ import tomllib
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from ..archive import extract_tar, make_tar
 from ..errors import TaskFormatError
@@ -27,6 +27,8 @@ from .task import Task, TaskFile
 _IGNORED_NAMES = {".DS_Store", "__pycache__", ".pytest_cache"}
 # A task is held in memory; refuse directories that are clearly not tasks.
 MAX_TASK_BYTES = 64 * 1024 * 1024
+# tomlkit, which writes task.toml back, refuses values nested deeper than this.
+MAX_TOML_DEPTH = 100
 
 
 def is_task_dir(path: Path) -> bool:
@@ -38,6 +40,11 @@ def parse_config(text: str, *, where: str = "task.toml") -> TaskConfig:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise TaskFormatError(f"{where}: malformed TOML: {exc}", hint="fix the TOML syntax") from None
+    except RecursionError:  # tomllib recurses once per level of nested arrays and tables
+        raise TaskFormatError(f"{where}: malformed TOML: nested too deeply", hint="fix the TOML syntax") from None
+    if _depth(raw) > MAX_TOML_DEPTH:
+        raise TaskFormatError(f"{where}: values nested more than {MAX_TOML_DEPTH} levels deep",
+                              hint="flatten the nested arrays and tables")
     try:
         return TaskConfig.model_validate(raw)
     except Exception as exc:  # pydantic.ValidationError: keep it to one line
@@ -52,6 +59,10 @@ def read_task(path: str | os.PathLike[str]) -> Task:
     if not root.is_dir():
         raise TaskFormatError(f"{root}: not a directory", hint="pass a Harbor task directory")
     toml_path = root / "task.toml"
+    for top in (toml_path, root / "instruction.md"):  # a link would read a file from outside the task
+        if top.is_symlink():
+            raise TaskFormatError(f"{root.name}/{top.name}: symbolic links are not allowed in tasks",
+                                  hint="copy the file instead")
     if not toml_path.is_file():
         raise TaskFormatError(f"{root}: no task.toml", hint="a Harbor task directory has task.toml at its top")
     config_text = _read_text(toml_path)
@@ -62,11 +73,19 @@ def read_task(path: str | os.PathLike[str]) -> Task:
     total = 0
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in _IGNORED_NAMES)
+        linked = next((d for d in dirnames if os.path.islink(os.path.join(dirpath, d))), None)
+        if linked is not None:  # os.walk would skip it: the task would silently lose that folder
+            rel = (Path(dirpath) / linked).relative_to(root).as_posix()
+            raise TaskFormatError(f"{root.name}/{rel}: symbolic links are not allowed in tasks",
+                                  hint="copy the folder instead")
         for name in sorted(filenames):
             if name in _IGNORED_NAMES:
                 continue
             full = Path(dirpath) / name
             rel = full.relative_to(root).as_posix()
+            if not _utf8(rel):  # os.walk hands undecodable bytes back as lone surrogates
+                shown = rel.encode("utf-8", "replace").decode()
+                raise TaskFormatError(f"{root.name}/{shown}: the file name is not UTF-8", hint="rename the file")
             if rel in ("task.toml", "instruction.md"):
                 continue
             st = full.lstat()
@@ -80,6 +99,26 @@ def read_task(path: str | os.PathLike[str]) -> Task:
             files[rel] = TaskFile(data=full.read_bytes(), executable=bool(st.st_mode & stat.S_IXUSR))
     name = config.task.name or root.name
     return Task.create(name, config, instruction, files, config_text=config_text, source=str(root))
+
+
+def _depth(value: Any) -> int:
+    """How deeply tables and arrays nest in ``value`` (a scalar is 0), without recursing."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is not None:
+            deepest = max(deepest, level + 1)
+            stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _read_text(path: Path) -> str:
@@ -151,17 +190,35 @@ def write_task(task: Task, dest: str | os.PathLike[str], *, overwrite: bool = Fa
     dest = Path(dest)
     if dest.exists() and not overwrite:
         raise TaskFormatError(f"{dest}: already exists", hint="pass overwrite=True or choose another path")
+    problem = _path_problem(task.files)
+    if problem is not None:
+        raise TaskFormatError(f"{task.name}: {problem}", hint="use paths inside the task, each a file or a folder")
     dest.parent.mkdir(parents=True, exist_ok=True)
     with staged_dir(dest) as tmp:
         for rel, (data, executable) in directory_files(task).items():
             target = tmp / rel
-            if ".." in Path(rel).parts or Path(rel).is_absolute():
-                raise TaskFormatError(f"{task.name}: unsafe file path {rel!r}", hint="use paths inside the task")
             target.parent.mkdir(parents=True, exist_ok=True)
             write_synced(target, data)
             if executable:
                 target.chmod(0o755)
     return dest
+
+
+def _path_problem(paths: Iterable[str]) -> str | None:
+    """Why ``paths`` (a task's files, from rows, replies or code) cannot be written as one task folder,
+    or None: each must stay inside it, name a file once, not be a folder of another, and not be
+    task.toml or instruction.md (written from the config and the instruction)."""
+    paths = list(paths)
+    folders: set[str] = set()
+    for rel in paths:
+        parts = rel.split("/")
+        if rel.startswith("/") or "\0" in rel or any(part in ("", ".", "..") for part in parts):
+            return f"unsafe file path {rel!r}"
+        if rel in ("task.toml", "instruction.md"):
+            return f"{rel} is written from the task itself, not from its files"
+        folders.update("/".join(parts[:i]) for i in range(1, len(parts)))
+    clash = sorted(folders.intersection(paths))
+    return f"{clash[0]!r} is both a file and a folder" if clash else None
 
 
 def directory_files(task: Task) -> dict[str, tuple[bytes, bool]]:

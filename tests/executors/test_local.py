@@ -193,7 +193,7 @@ def test_workers_die_with_a_driver_killed_by_sigkill(bwrap, tmp_path: Path) -> N
     finally:
         pidp.kill(driver.pid)
         driver.wait()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # killed at once by the kernel; reaped when a loaded machine gets to it
     while time.monotonic() < deadline:
         try:
             os.kill(worker, 0)

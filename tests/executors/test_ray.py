@@ -125,6 +125,7 @@ def _generate(out: Path, executor) -> list[tuple[str, str]]:  # noqa: ANN001
     return _digests(out)
 
 
+@pytest.mark.slow  # ~190 s; the fast set keeps the Ray job and retry tests (CI stays under 30 minutes)
 def test_the_same_seed_admits_the_same_suite_on_local_workers_and_ray(ray_instance, tmp_path: Path) -> None:
     """Two worker processes and two Ray tasks admit the same suite (one worker too: the slow test
     below runs all three from the command line)."""

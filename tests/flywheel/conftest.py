@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,10 @@ from autoenvscaling.plugins import create_host, hookimpl
 from autoenvscaling.report.html import write_report
 from autoenvscaling.sandbox.bwrap import BwrapBackend
 from autoenvscaling.testing import toy
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:  # worker processes get the driver's sys.path, so they import crashy_plugin too
+    sys.path.insert(0, str(HERE))
 
 
 @pytest.fixture(scope="session")

@@ -5,6 +5,7 @@ runner, and the full output stays in the evidence."""
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 from autoenvscaling.executors.base import LocalExecutor
@@ -68,17 +69,23 @@ def test_reset_and_flaky_gates_name_the_cause_too(bwrap_backend):
                                                     "python: command not found")
 
 
-def test_a_solution_that_times_out_or_is_missing(defects, bwrap_backend):
+def test_a_solution_that_times_out_or_is_missing(defects, bwrap_backend, monkeypatch):
     good = read_task(defects / "good")
     config = good.config.model_copy(update={"agent": good.config.agent.model_copy(update={"timeout_sec": 1.0})})
-    slow = good.with_config(config).with_files({"solution/solve.sh": "#!/bin/bash\nsleep 30\necho ready > /app/answer.txt\n"})
+    # The solution never finishes on its own: only the agent timeout can end it.
+    slow = good.with_config(config).with_files({"solution/solve.sh": "#!/bin/bash\nsleep 3000\necho ready > /app/answer.txt\n"})
     result = asyncio.run(OracleGate().check(slow, _ctx(bwrap_backend)))
-    assert (result.status, result.reason) == ("fail", "the oracle scored 0: solution/solve.sh timed out after 1s")
+    # The reason says how long the script ran (measured: 1 s, or more on a loaded machine).
+    assert result.status == "fail"
+    assert re.fullmatch(r"the oracle scored 0: solution/solve\.sh timed out after \d+s", result.reason), result.reason
     # Without a solution there is nothing to attempt: a task defect, found before any sandbox starts.
     bare = good.with_files({"solution/solve.sh": None})
+    started = []
+    create = bwrap_backend.create
+    monkeypatch.setattr(bwrap_backend, "create", lambda *a, **kw: started.append(a) or create(*a, **kw))
     result = asyncio.run(OracleGate().check(bare, _ctx(bwrap_backend)))
     assert (result.status, result.reason) == ("fail", NO_SOLUTION)
-    assert result.evidence[0].values["status"] == "error" and result.seconds < 1
+    assert result.evidence[0].values["status"] == "error" and started == []
 
 
 def test_a_pin_the_offline_verifier_lacks_is_named(bwrap_backend):

@@ -114,7 +114,7 @@ def test_curl_reaches_local_servers_without_curl_or_python3_in_the_image(bwrap_b
     out, _ = verify(bwrap_backend, """
 mkdir -p /srv && echo hello-from-server > /srv/index.txt
 uvx python -m http.server 8765 --bind 127.0.0.1 --directory /srv >/dev/null 2>&1 &
-for _ in $(seq 100); do curl -fsS -o /dev/null http://127.0.0.1:8765/index.txt 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 600); do curl -fsS -o /dev/null http://127.0.0.1:8765/index.txt 2>/dev/null && break; sleep 0.1; done
 echo "== get"; curl -fsS http://127.0.0.1:8765/index.txt; echo "rc=$?"
 echo "== internet"; curl -fsS https://example.com/ 2>&1; echo "rc=$?"
 """, OfflineRuntime(cache_dir=bwrap_backend.cache_dir).materialise())

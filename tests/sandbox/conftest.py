@@ -64,3 +64,4 @@ def in_sandbox(backend, basic_task, basic_env) -> Callable[..., Any]:
         return asyncio.run(go())
 
     return run
+

@@ -102,7 +102,8 @@ def attacks(preload: bytes | None) -> dict[str, tuple[str, ...]]:
         # the heartbeat shows it did run.
         "background-writer": (
             "setsid nohup sh -c 'while :; do echo beat >> /tmp/heartbeat; mkdir -p /logs/verifier; "
-            "echo 1 > /logs/verifier/reward.txt 2>/dev/null; sleep 0.05; done' >/dev/null 2>&1 & sleep 0.5; "
+            "echo 1 > /logs/verifier/reward.txt 2>/dev/null; sleep 0.05; done' >/dev/null 2>&1 & "
+            "for i in $(seq 600); do [ -f /tmp/heartbeat ] && [ $(wc -l < /tmp/heartbeat) -ge 3 ] && break; sleep 0.05; done; "
             "wc -l < /tmp/heartbeat",),
         "read-only-reward": (
             "mkdir -p /logs/verifier && echo '{\"reward\": 1}' > /logs/verifier/reward.json && echo 1 > "

@@ -59,3 +59,42 @@ def test_the_hosts_local_wheel_directories_are_bound_for_bwrap_builds(tmp_path):
     assert net.env["PIP_FIND_LINKS"] == f"{FIND_LINKS_TARGET}/0 {FIND_LINKS_TARGET}/1"
     engine = host_build_network(environ, publish=False)
     assert "PIP_FIND_LINKS" not in engine.env and not any(t.startswith(FIND_LINKS_TARGET) for _, t in engine.binds)
+
+
+def test_the_first_unreachable_host_line_is_found_in_each_tools_words():
+    from autoenvscaling.sandbox.buildnet import unreachable_line
+
+    outputs = {
+        "Cloning into '.'...\nfatal: unable to access 'https://github.com/o/r.git/': Could not resolve host: github.com\n"
+        "fatal: not a git repository (or any of the parent directories): .git":
+            "fatal: unable to access 'https://github.com/o/r.git/': Could not resolve host: github.com",
+        "--2026-12-06--  https://example.com/x.tgz\nResolving example.com (example.com)... failed: Temporary failure "
+        "in name resolution.\nwget: unable to resolve host address 'example.com'":
+            "Resolving example.com (example.com)... failed: Temporary failure in name resolution.",
+        "npm ERR! code ENOTFOUND\nnpm ERR! network request failed": "npm ERR! code ENOTFOUND",
+        "go: downloading x\ndial tcp: lookup proxy.golang.org: no such host": "dial tcp: lookup proxy.golang.org: no such host",
+        "curl: (56) CONNECT tunnel failed, response 403": "curl: (56) CONNECT tunnel failed, response 403",
+    }
+    for output, first in outputs.items():
+        assert unreachable_line(output) == first
+    # A failure that is not about the network is left to the usual reason.
+    assert unreachable_line("E: Unable to locate package nosuchthing\nmake: *** [all] Error 2") is None
+
+
+def test_a_build_that_needs_the_internet_is_named_by_its_first_real_line(backend):
+    """tests/fixtures/harbor/cause-build-needs-network: git clone from GitHub, then a git command
+    that fails because of it. The reason is the clone's line; the hint says what works offline."""
+    import asyncio
+
+    import pytest
+    from autoenvscaling.errors import BuildError
+    from autoenvscaling.tasks import read_task
+
+    task = read_task(Path(__file__).resolve().parents[1] / "fixtures" / "harbor" / "cause-build-needs-network")
+    with pytest.raises(BuildError) as caught:
+        asyncio.run(backend.prepare(task))
+    first = caught.value.message.splitlines()[0]
+    assert first.startswith("RUN at Dockerfile line 5 needs a host this machine cannot reach: fatal: unable to access "
+                            "'https://github.com/octocat/Hello-World.git/': Could not resolve host: github.com"), first
+    assert "not a git repository" in str(caught.value)  # the follow-on stays in the details
+    assert "vendor what the step downloads into environment/" in (caught.value.hint or "")

@@ -7,8 +7,8 @@ import asyncio
 import io
 import os
 import secrets
+import subprocess
 import tarfile
-import time
 
 import pytest
 from autoenvscaling.errors import SandboxError
@@ -54,16 +54,28 @@ def test_task_workdir_is_created_when_the_image_lacks_it(backend, basic_env):
     assert workdir == "/work/here" and result.stdout.split() == ["/work/here", "x"]
 
 
-def test_timeout_kills_and_reports(in_sandbox):
-    async def scenario(sb):
-        start = time.monotonic()
-        result = await sb.exec("echo before; sleep 30; echo after", timeout=1.0)
-        return result, time.monotonic() - start, await sb.exec("echo next")
+def _endless() -> str:
+    """A sleep that outlasts any test, named uniquely so the host's process list can be searched for it."""
+    return f"{secrets.randbelow(10**6) + 4000}.{secrets.randbelow(10**8):08d}"
 
-    result, took, after = in_sandbox(scenario)
+
+def _on_host(marker: str) -> list[str]:
+    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if marker in line and "ps -eo" not in line]
+
+
+def test_timeout_kills_and_reports(in_sandbox):
+    marker = _endless()
+
+    async def scenario(sb):
+        # Only the timeout can end the command; it is long enough for "before" on a loaded machine.
+        result = await sb.exec(f"echo before; sleep {marker}; echo after", timeout=3.0)
+        return result, _on_host(marker), await sb.exec("echo next")
+
+    result, left, after = in_sandbox(scenario)
     assert result.timed_out and result.exit_code is None and not result.ok
     assert result.stdout == "before\n"
-    assert 0.9 < took < 5
+    assert left == []  # nothing of the command outlived the timeout
     assert after.ok
 
 
@@ -172,18 +184,24 @@ def test_lifecycle_errors_and_idempotent_close(backend, basic_task, basic_env):
 
 
 def test_close_ends_a_running_exec(backend, basic_task, basic_env):
+    marker = _endless()
+
     async def scenario():
         sb = await backend.create(basic_task, basic_env)
         await sb.start()
-        running = asyncio.create_task(sb.exec("sleep 60", timeout=120))
-        await asyncio.sleep(0.5)
-        start = time.monotonic()
+        running = asyncio.create_task(sb.exec(f"sleep {marker}", timeout=600))
+        for _ in range(1200):  # until the command runs (seconds on a loaded machine)
+            if _on_host(marker) or running.done():
+                break
+            await asyncio.sleep(0.05)
+        was_running = bool(_on_host(marker))
         await sb.close()
-        result = await running
-        return result, time.monotonic() - start
+        return was_running, await running, _on_host(marker)
 
-    result, took = asyncio.run(scenario())
-    assert took < 10 and result.exit_code != 0
+    was_running, result, left = asyncio.run(scenario())
+    # The command never ends on its own and its timeout is far away: only close() can have ended it.
+    assert was_running and not result.timed_out and result.exit_code != 0
+    assert left == []
 
 
 def test_concurrent_sandboxes(backend, basic_task, basic_env):

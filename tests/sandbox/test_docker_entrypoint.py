@@ -117,7 +117,9 @@ def test_an_entrypoint_that_ignores_its_arguments_is_accepted_after_the_ready_ti
         prepared = await backend.prepare(task)
         async with await backend.create(task, prepared) as sb:
             await sb.exec("setsid sleep 307 &")
-            served = await sb.exec(FETCH.replace("http://api.internal/token", "http://127.0.0.1:8000/"))
+            # The server may still be starting when the sandbox accepts it (a loaded machine): wait for it.
+            served = await sb.exec(f"for i in $(seq 600); do {FETCH.replace('http://api.internal/token', 'http://127.0.0.1:8000/')}"
+                                   " 2>/dev/null && break; sleep 0.2; done", timeout=300)
             return sb.notes, served, await processes(sb)
 
     try:

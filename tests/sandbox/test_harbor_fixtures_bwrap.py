@@ -1,6 +1,7 @@
 """Real-task failures reproduced by tests/fixtures/harbor/, validated through gates 1-6 on bwrap:
 package installs whose dpkg scripts chown to other users, a python image with `pip install` at build
-time (the registry through the host's CA), the Terminal-Bench base image, and an ENTRYPOINT service."""
+time (the registry through the host's CA), the Terminal-Bench base image, an ENTRYPOINT service, and a
+verifier that stops the agent's program with Ctrl-C."""
 
 from __future__ import annotations
 
@@ -19,6 +20,10 @@ EXPECTED = {
     "python-image-pip": ("python-3.13-trixie", "trixie stands in to keep Python 3.13"),
     "tbench-base": ("tbench-trixie", "tmux and asciinema"),
     "entrypoint-service": ("debian-bookworm", ""),
+    # COPY --from=ghcr.io/astral-sh/uv:latest (sandbox/tool_images.py); a verifier's `pip install pytest==8.4.1`
+    "tool-image-uv": ("python-3.13-trixie", "Python 3.13 (trixie) stands in"),
+    "verifier-pip-install": ("python-3.13-trixie", ""),
+    "signal-ctrl-c": ("ubuntu-on-trixie", "Ubuntu 24.04 stand-in"),
 }
 
 

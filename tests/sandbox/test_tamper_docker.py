@@ -36,7 +36,13 @@ SURVIVOR = ("setsid nohup sh -c 'while :; do echo beat >> /tmp/heartbeat; mkdir 
 
 
 def test_a_process_that_disabled_the_sweep_is_killed_by_the_images_shell(suite):
-    commands = (NEUTERED_SH, SURVIVOR, "sleep 0.5; wc -l < /tmp/heartbeat", "sleep 0.5; wc -l < /tmp/heartbeat")
+    # The beats counted (waiting for them: a loaded machine may be slow to start the writer), then more
+    # beats after that command ended.
+    first_beats = ("for i in $(seq 600); do [ -f /tmp/heartbeat ] && [ $(wc -l < /tmp/heartbeat) -ge 1 ] && break; "
+                   "sleep 0.05; done; wc -l < /tmp/heartbeat | tee /tmp/beats-seen")
+    more_beats = ("for i in $(seq 600); do [ $(wc -l < /tmp/heartbeat) -gt $(cat /tmp/beats-seen) ] && break; "
+                  "sleep 0.05; done; wc -l < /tmp/heartbeat")
+    commands = (NEUTERED_SH, SURVIVOR, first_beats, more_beats)
     protected = _run(suite, "protected", ScriptedAgent(*commands))
     beats = [int(a.output.strip()) for a in protected.steps[-1].trajectory.actions[2:]]
     assert beats[1] > beats[0] > 0  # it outlived the command that started it

@@ -74,10 +74,12 @@ def test_a_fake_state_server_left_behind_scores_0():
             "    cur = db.execute(f'SELECT * FROM {n} ORDER BY rowid'); cols = [c[0] for c in cur.description]\n"
             "    tables[n] = [dict(zip(cols, r)) for r in cur.fetchall()]\n"
             "os.unlink('/run/aes-app/state.sock'); s = socket.socket(socket.AF_UNIX); s.bind('/run/aes-app/state.sock'); s.listen(4)\n"
+            "open('/tmp/fake-listening', 'w').close()\n"
             "while True:\n"
             "    c, _ = s.accept(); c.recv(65536); c.sendall(json.dumps({'tables': tables, 'journal': []}).encode() + b'\\n'); c.close()\n"
             "EOF\n"
-            "setsid nohup python3 /tmp/fake.py >/dev/null 2>&1 & sleep 1; ls -la /run/aes-app/")
+            "setsid nohup python3 /tmp/fake.py >/dev/null 2>&1 & "
+            "for i in $(seq 600); do [ -e /tmp/fake-listening ] && break; sleep 0.05; done; ls -la /run/aes-app/")
     result = trial(task, ScriptedAgent(fake))
     assert "state.sock" in result.trajectory.actions[0].output
     assert result.reward == 0.0, verifier_output(result)

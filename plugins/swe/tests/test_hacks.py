@@ -158,7 +158,10 @@ while :; do
 done
 """
     return (f"cat > /var/tmp/watch.sh <<'EOF'\n{script}EOF\n"
-            "nohup setsid sh /var/tmp/watch.sh >/dev/null 2>&1 & sleep 0.3; cat /var/tmp/aes-watcher")
+            "nohup setsid sh /var/tmp/watch.sh >/dev/null 2>&1 & "
+            # until the watcher has run (a loaded machine may take seconds to start it)
+            'for i in $(seq 600); do seen=$(cat /var/tmp/aes-watcher 2>/dev/null); [ "$seen" = alive ] && break; '
+            'sleep 0.05; done; echo "$seen"')
 
 
 def test_editing_the_hidden_tests_at_verification_time_scores_0(history_task):

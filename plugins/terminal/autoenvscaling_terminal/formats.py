@@ -64,8 +64,11 @@ class EndlessTerminalsFormat(TaskFormat):
         dest = Path(dest)
         dest.mkdir(parents=True, exist_ok=True)
         for task in tasks:
+            folder = short_name(task.name)
+            if folder in ("", ".", "..") or "\x00" in folder:  # a name from elsewhere must not walk out of dest
+                raise TaskFormatError(f"{task.name!r} cannot name a task folder", hint="rename the task")
             for rel, data in et_files(task).items():
-                target = dest / short_name(task.name) / rel
+                target = dest / folder / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(data)
         return dest
