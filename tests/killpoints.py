@@ -10,10 +10,10 @@ logs each commit as it returns, and SIGKILLs itself at the first commit whose po
 reference run (the same command, uninterrupted) is at or past the spec's target: the code after the
 commit never runs. ``KillPoints.chain`` starts the command with target 0, then resumes it with the
 target just past the last kill, until a run ends by itself. So every kill lands on a later commit of
-the reference; a commit is skipped only when the resumed run does not make it again (a batch's
-seconds once its last unit was recorded). A repair on open that makes the same commit (a pending
-row made ready) counts as that commit: it leaves the same state. Nothing in the project knows about
-this: the wrappers are installed by this file, in the child only.
+the reference; a commit is skipped only when the resumed run does not make it again. A repair on
+open that makes the same commit (a pending row made ready) counts as that commit: it leaves the same
+state. Nothing in the project knows about this: the wrappers are installed by this file, in the
+child only.
 """
 
 from __future__ import annotations
@@ -69,11 +69,9 @@ POINTS: dict[str, Point] = {
     # A task folder half written: its first file, in the staging folder (suite adds and exports).
     "file": Point(("autoenvscaling.tasks.harbor:write_synced", "autoenvscaling.suite.harbor_format:write_synced"),
                   _file_key),
-    # The run database (rundb.py): a unit, a review, a batch's seconds, a round's metrics; the report.
+    # The run database (rundb.py): a unit (with its round's seconds), a review, a round's metrics; the report.
     "unit": Point(("autoenvscaling.flywheel.rundb:RunDB.record_unit",), lambda a, c: a[1].key),
     "review": Point(("autoenvscaling.flywheel.rundb:RunDB.record_review",), lambda a, c: f"{a[1].round}/{a[1].key}"),
-    "batch": Point(("autoenvscaling.flywheel.rundb:RunDB.add_seconds",),
-                   lambda a, c: f"{a[1]}@{_units_recorded(a[0])}"),
     "metrics": Point(("autoenvscaling.flywheel.rundb:RunDB.set_metrics",), lambda a, c: str(a[1])),
     "report": Point(("autoenvscaling.report.html:atomic_write",), lambda a, c: Path(a[0]).name),
     # Exports: a task folder written into the staging folder, a row built, the export complete.

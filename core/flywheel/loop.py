@@ -186,6 +186,7 @@ class Flywheel:
         self.served_solver, self.served_proposer = self.solver, self.proposer_llm
         """What the workers decode with: ``solver`` and ``proposer_llm`` through ``serve``."""
         self.progress = progress or Progress()
+        self._clock = time.monotonic()
         self.executor = executor or LocalExecutor(concurrency=2)
         installed = host.domains.names()
         mix = dict(config.mix) or {name: 1.0 for name in installed}
@@ -392,7 +393,7 @@ class Flywheel:
         budget = self._budget(r)
         if budget is None:
             return False
-        started = time.monotonic()
+        self._clock = time.monotonic()  # each unit's record counts the batch's seconds up to it
         # Proposers that check their work compare against the pool as it was when the batch began.
         pool = tuple(TaskRef.inline(t) for t in self._pool_before(todo[0].round, todo[0].slot))
         self.progress.status(f"proposing and validating {len(todo)} task(s)")
@@ -412,7 +413,6 @@ class Flywheel:
                                                       error=f"crashed: {result.error} (traceback in {ERRORS_LOG})"))
         for unit in todo:  # phase B in slot order
             await self._phase_b(done[unit.key])
-        self.db.add_seconds(r, time.monotonic() - started)
         return True
 
     def _serve_models(self) -> None:
@@ -460,7 +460,9 @@ class Flywheel:
             seconds=proposal.seconds + (report.seconds if report else 0.0),
             report=report.to_json() if report is not None else None)
         rows = _rollout_rows(unit.key, "calibration", unit.round, unit.domain, name or "", calibration)
-        self.db.record_unit(record, task, rows)
+        now = time.monotonic()
+        self.db.record_unit(record, task, rows, seconds=now - self._clock)
+        self._clock = now
         self.progress.unit_done(unit, outcome)
 
     async def _gates_b(self, unit: Unit, task: Task,

@@ -186,13 +186,6 @@ class RunDB:
         return json.loads(row["value"]) if row else {}
 
     # -- budgets ----------------------------------------------------------------------------
-    def add_seconds(self, round: int, seconds: float) -> None:
-        """Wall time of a finished batch of ``round`` (what the round and run budgets count)."""
-        with self.transaction() as db:
-            db.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET "
-                       "value = CAST(CAST(value AS REAL) + CAST(excluded.value AS REAL) AS TEXT)",
-                       (f"seconds:{round}", str(seconds)))
-
     def spent(self, round: int | None = None) -> dict[str, float]:
         """Tokens, dollars and batch wall time of ``round`` (None: the whole run) so far."""
         where, params = (" WHERE round = ?", (round,)) if round is not None else ("", ())
@@ -219,11 +212,16 @@ class RunDB:
     def done(self, key: str) -> bool:
         return self.db.execute("SELECT 1 FROM proposals WHERE key = ?", (key,)).fetchone() is not None
 
-    def record_unit(self, unit: UnitRecord, task: Task | None, rollouts: list[RolloutRow]) -> None:
-        """The unit's proposal, its validation report and its rollouts, in one transaction."""
+    def record_unit(self, unit: UnitRecord, task: Task | None, rollouts: list[RolloutRow], *,
+                    seconds: float = 0.0) -> None:
+        """The unit's proposal, its validation report and its rollouts, in one transaction, with the
+        ``seconds`` of wall time its round spent since the last record: a run killed right after the
+        unit has then counted every second up to it."""
         data = unit.model_dump(exclude={"report"})
         data["task"] = task_to_blob(task) if task is not None else None
         with self.transaction() as db:
+            if seconds:
+                _add_seconds(db, unit.round, seconds)
             _insert(db, "proposals", data)
             if unit.report is not None:
                 report = unit.report
@@ -313,3 +311,9 @@ def _insert(db: sqlite3.Connection, table: str, data: dict[str, Any]) -> None:
     """INSERT OR REPLACE: recording a unit again (a recomputed unit) overwrites, never duplicates."""
     db.execute(f"INSERT OR REPLACE INTO {table} ({', '.join(data)}) VALUES ({', '.join('?' * len(data))})",
                tuple(data.values()))
+
+
+def _add_seconds(db: sqlite3.Connection, round: int, seconds: float) -> None:
+    db.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET "
+               "value = CAST(CAST(value AS REAL) + CAST(excluded.value AS REAL) AS TEXT)",
+               (f"seconds:{round}", str(seconds)))

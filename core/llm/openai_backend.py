@@ -14,7 +14,7 @@ import os
 import random
 import sys
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any, Unpack
 from urllib.parse import urlparse
 
@@ -43,6 +43,9 @@ _CONFIG_STATUS = {
     404: "check base_url and the model name",
 }
 _MAX_RETRY_AFTER = 60.0
+MAX_REPLY_BYTES = 64 << 20
+"""The most bytes one answer may take, streamed or not (a server that sends more is broken or hostile:
+without a cap a fast one fills the memory before the timeout)."""
 
 
 def is_loopback(base_url: str) -> bool:
@@ -134,6 +137,7 @@ class OpenAIBackend(LLMBackend):
         raise_on_refusal: bool = True,
         max_tokens_field: str = "max_tokens",
         stream: bool = False,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
     ) -> None:
         super().__init__(model)
         key = api_key or os.environ.get("OPENAI_API_KEY")
@@ -155,6 +159,7 @@ class OpenAIBackend(LLMBackend):
         self.raise_on_refusal = raise_on_refusal
         self.max_tokens_field = max_tokens_field
         """"max_tokens" for most servers; hosted reasoning models want "max_completion_tokens"."""
+        self.max_reply_bytes = max_reply_bytes
         self.stream = stream
         """Stream answers, so that the tokens of a call in flight are counted as they come (``live``)."""
         self._api_key = key
@@ -174,7 +179,8 @@ class OpenAIBackend(LLMBackend):
             from openai import AsyncOpenAI
 
             self._client = AsyncOpenAI(
-                base_url=self.base_url, api_key=self._api_key, max_retries=0, timeout=self.timeout
+                base_url=self.base_url, api_key=self._api_key, max_retries=0, timeout=self.timeout,
+                http_client=_capped_http_client(self.max_reply_bytes),
             )
             self._semaphore = asyncio.Semaphore(self.max_concurrency)
             self._loop = loop
@@ -252,6 +258,9 @@ class OpenAIBackend(LLMBackend):
                 raise _RetryableError(LLMUnavailable, f"cannot reach {self.base_url}: {_cause(e)}") from None
             except openai.APIStatusError as e:
                 raise self._status_error(e) from None
+            except _ReplyTooLarge as e:
+                raise LLMBadResponse(f"{self.base_url} {e}",
+                                     hint="check the server; OpenAIBackend(max_reply_bytes=...) raises the limit") from None
             except (json.JSONDecodeError, UnicodeError, RecursionError, openai.APIResponseValidationError):
                 raise LLMBadResponse(
                     f"{self.base_url} answered with a body that is not a chat completion",
@@ -381,6 +390,44 @@ class _RetryableError(Exception):
             f"{self.message} (gave up after {attempts} attempts)",
             hint="an infrastructure failure: check the server, or raise timeout/max_retries",
         )
+
+
+class _ReplyTooLarge(Exception):
+    """An answer over the byte cap, or compressed (its size unknown until decoded) although the
+    request asked for none; raised while the body is read, so nothing more of it is taken."""
+
+
+def _capped_http_client(limit: int) -> Any:
+    """The openai client's own HTTP client, asking for uncompressed answers and reading at most
+    ``limit`` bytes of each."""
+    import openai
+
+    client_cls = openai.DefaultAsyncHttpxClient
+    base = next(c for c in client_cls.__mro__ if c.__name__ == "AsyncClient")
+    http = sys.modules[base.__module__.partition(".")[0]]  # httpx, or httpx2 in later releases
+
+    class Capped(http.AsyncByteStream):  # type: ignore[name-defined,misc]
+        def __init__(self, inner: Any) -> None:
+            self.inner = inner
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            seen = 0
+            async for chunk in self.inner:
+                seen += len(chunk)
+                if seen > limit:
+                    raise _ReplyTooLarge(f"sent more than {limit >> 20} MiB for one answer")
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self.inner.aclose()
+
+    async def cap(response: Any) -> None:
+        encoding = response.headers.get("content-encoding", "").strip().lower()
+        if encoding not in ("", "identity"):
+            raise _ReplyTooLarge(f"compressed its answer ({encoding}) although asked not to")
+        response.stream = Capped(response.stream)
+
+    return client_cls(headers={"Accept-Encoding": "identity"}, event_hooks={"response": [cap]})
 
 
 def _http_errors(name: str) -> tuple[type[BaseException], ...]:

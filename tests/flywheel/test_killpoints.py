@@ -18,9 +18,9 @@ from ..killpoints import Chain, KillPoints, suite_state
 
 # The suite's commits of an admission (a pending row, the task folder, the row ready, dataset.toml)
 # or of a task leaving the pool (its row deleted, dataset.toml), then run.sqlite's: a unit recorded,
-# a review recorded, a batch's seconds, a round's metrics; and the report.
-POINTS = ["index-insert", "task-dir", "index-ready", "index-delete", "manifest", "unit", "review", "batch",
-          "metrics", "report"]
+# a review recorded, a round's metrics; and the report.
+POINTS = ["index-insert", "task-dir", "index-ready", "index-delete", "manifest", "unit", "review", "metrics",
+          "report"]
 
 
 def _run_state(out: Path) -> dict[str, Any]:
@@ -53,6 +53,14 @@ def _same_run(expected: Path, got: Path) -> None:
     assert want.records and want.problems == [] and want.strays == []
     assert suite_state(got) == want
     assert _run_state(got) == _run_state(expected)
+    # Every round that recorded a unit counted its wall time, even when killed right after its last
+    # unit (the seconds are committed with the unit, so a resumed run has none left to redo).
+    db = RunDB(got / "run.sqlite")
+    try:
+        for r in sorted({u.round for u in db.units()}):
+            assert db.spent(r)["seconds"] > 0, f"round {r} lost its seconds"
+    finally:
+        db.close()
     assert (got / "report.html").is_file() and not (got / "errors.log").exists()
     assert sorted(p.name for p in got.iterdir()) == sorted(p.name for p in expected.iterdir())
 

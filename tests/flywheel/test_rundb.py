@@ -32,6 +32,7 @@ def test_units_validations_and_rollouts(tmp_path: Path) -> None:
     assert [tuple(r) for r in db.db.execute("SELECT status, reason FROM validations")] == [("valid", "all gates passed")]
     failed = UnitRecord(key="r00-s001", round=0, slot=1, seed=3, domain="toy", proposer="prompt", outcome="refused",
                         reason="the model refused")
-    db.record_unit(failed, None, [])
+    db.record_unit(failed, None, [], seconds=2.5)  # the round's wall time goes in with the unit
     assert db.task(failed.key) is None and db.units()[1].report is None
+    assert db.spent(0)["seconds"] == 2.5 and db.spent(1)["seconds"] == 0 and db.spent()["seconds"] == 2.5
     db.close()

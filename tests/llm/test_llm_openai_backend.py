@@ -261,3 +261,60 @@ def test_backoff_grows_exponentially_with_bounded_jitter() -> None:
         assert all(0.5 * 2 ** (retry - 1) <= d <= 1.5 * 2 ** (retry - 1) for d in delays)
         assert len(set(delays)) > 1  # jittered
     assert b.backoff(1, retry_after=7.0) == 7.0
+
+
+def _raw_chat(server: Any, *, stream: bool, **kw: Any) -> ChatResponse:
+    b = OpenAIBackend(server.base_url, None, "m", timeout=30.0, max_retries=0, backoff_base=0.0, stream=stream, **kw)
+    return asyncio.run(chat_once(b))
+
+
+def _completion_bytes(text: str) -> bytes:
+    return json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": "m",
+                       "choices": [{"index": 0, "finish_reason": "stop",
+                                    "message": {"role": "assistant", "content": text}}]}).encode()
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_an_answer_over_the_byte_cap_is_refused_while_it_is_read(stream: bool) -> None:
+    """A server that sends without end (or just a huge answer) is cut off at the cap, not read into
+    memory until the timeout; the same answer under a larger cap goes through (positive control)."""
+    from ..fuzz.rawserver import RawReply, RawServer
+
+    text = "x" * (2 << 20)
+    if stream:
+        chunk = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
+                 "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}
+        head, body = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close", (
+            b"data: " + json.dumps(chunk).encode() + b"\n\ndata: [DONE]\n\n")
+        endless = b'data: {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m", "choices": []}\n\n'
+    else:
+        body = _completion_bytes(text)
+        head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d" % len(body)
+        endless = b"x" * 65536
+    with RawServer() as server:
+        server.reply = RawReply(head, body)
+        assert _raw_chat(server, stream=stream).message.content == text  # positive control: the default cap (64 MiB)
+        with pytest.raises(LLMBadResponse, match=r"sent more than 1 MiB for one answer"):
+            _raw_chat(server, stream=stream, max_reply_bytes=1 << 20)
+        # A body that never ends stops at the cap too (without it: read until the timeout).
+        server.reply = RawReply(head.replace(b"content-length", b"x-length") if not stream else head, b"{" if not stream else b"",
+                                endless=endless)
+        with pytest.raises(LLMBadResponse, match=r"sent more than 1 MiB for one answer"):
+            _raw_chat(server, stream=stream, max_reply_bytes=1 << 20)
+
+
+def test_a_compressed_answer_is_refused_since_its_size_is_unknown_until_decoded() -> None:
+    import gzip
+
+    from ..fuzz.rawserver import RawReply, RawServer
+
+    body = _completion_bytes("hello")
+    with RawServer() as server:
+        for encoding, data in ((b"gzip", gzip.compress(body)), (b"identity", body)):
+            server.reply = RawReply(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-encoding: " + encoding
+                                    + b"\r\ncontent-length: %d" % len(data), data)
+            if encoding == b"gzip":
+                with pytest.raises(LLMBadResponse, match=r"compressed its answer \(gzip\) although asked not to"):
+                    _raw_chat(server, stream=False)
+            else:
+                assert _raw_chat(server, stream=False).message.content == "hello"

@@ -191,7 +191,11 @@ def et_files(task: Task) -> dict[str, bytes]:
         literal = embedded_truth(final.text)
         truth = json.dumps(literal, indent=1, sort_keys=True) if literal is not None else ""
     meta = {"name": short_name(task.name), "description": task.instruction or "", "truth": truth}
-    meta.update(task.config.metadata.get("endless_terminals") or {})
+    extra = task.config.metadata.get("endless_terminals")
+    if extra is not None and not isinstance(extra, dict):
+        raise TaskFormatError(f"{task.name}: metadata.endless_terminals is a {type(extra).__name__}, not a table",
+                              hint="write it as [metadata.endless_terminals] with the extra task.json keys, or remove it")
+    meta.update({k: v for k, v in (extra or {}).items() if k not in meta})  # the task's own text wins
     out: dict[str, bytes] = {TASK_JSON: (json.dumps(meta, indent=4) + "\n").encode(), FINAL: final.data, INITIAL: initial_data}
     env = task.environment_files
     if "Dockerfile" not in env and "container.def" not in env:

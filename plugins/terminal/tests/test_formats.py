@@ -13,6 +13,7 @@ import pytest
 
 from autoenvscaling.plugins import create_host
 from autoenvscaling.runtime.trial import TrialRunner
+from autoenvscaling.errors import TaskFormatError
 from autoenvscaling.tasks import short_name
 from autoenvscaling_terminal.families import CATALOG
 from autoenvscaling_terminal.formats import EndlessTerminalsFormat, dockerfile_from_def
@@ -136,6 +137,23 @@ def test_generated_tasks_export_and_import_back(tmp_path):
         assert back.instruction == task.instruction and back.dockerfile == task.dockerfile
         assert back.environment_files == task.environment_files
         assert back.files["tests/test_final_state.py"] == task.files["tests/test_outputs.py"]
+
+
+def test_extra_task_json_keys_that_are_not_a_table_are_refused_in_one_line(tmp_path):
+    task = domain().generate(next(iter(CATALOG)), seed=2, difficulty="medium")
+    meta = dict(task.config.metadata)
+    fmt = EndlessTerminalsFormat()
+    for extra in (["not", "a", "table"], "text", 3):
+        odd = task.with_config(task.config.model_copy(update={"metadata": {**meta, "endless_terminals": extra}}))
+        with pytest.raises(TaskFormatError, match="metadata.endless_terminals is a .*, not a table") as err:
+            fmt.write([odd], tmp_path / "out")
+        assert "[metadata.endless_terminals]" in (err.value.hint or "")
+    # A table adds its keys to task.json; the task's own description stays.
+    kept = task.with_config(task.config.model_copy(update={"metadata": {
+        **meta, "endless_terminals": {"difficulty": 3, "description": "not this"}}}))
+    folder = fmt.write([kept], tmp_path / "ok") / short_name(task.name)
+    written = json.loads((folder / "task.json").read_text())
+    assert written["difficulty"] == 3 and written["description"] == task.instruction
 
 
 def test_imported_task_runs_for_real(tmp_path, bwrap_backend):
