@@ -34,6 +34,8 @@ class Executor(abc.ABC):
     """Runs job specs somewhere. ``address``: where the workers are (a cluster), when that applies."""
 
     name: ClassVar[str]
+    in_process: bool = False
+    """True when jobs run in this process (they may then use the driver's own plugin objects)."""
 
     def __init__(self, *, concurrency: int = 2, address: str | None = None) -> None:
         self.concurrency = max(1, concurrency)

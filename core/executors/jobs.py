@@ -23,6 +23,7 @@ import abc
 import importlib
 import os
 import types
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -92,14 +93,25 @@ class WorkerSetup(BaseModel):
     backend: str | None = None
     policy: SandboxPolicy = Field(default_factory=SandboxPolicy)
     cache_dir: str | None = None
+    host_key: str | None = None
+    """For an executor that runs jobs in this process: the driver's own plugin host, by a key that
+    means something in this process only (object plugins included); None: rebuilt from ``plugins``."""
 
     @classmethod
-    def of(cls, host: PluginHost, backend: SandboxBackend | None = None) -> "WorkerSetup":
+    def of(cls, host: PluginHost, backend: SandboxBackend | None = None, *,
+           in_process: bool = False) -> "WorkerSetup":
         """The setup that rebuilds ``host``'s plugins and ``backend`` in a worker. Plugins must be
         importable modules (installed entry points, or modules registered in-process); an object
         plugin that registers what workers use cannot travel, and says so. Object plugins that only
         observe events (task validated, round ended) or register what only the driver uses (commands,
-        trainers, doctor checks) stay on the driver."""
+        trainers, doctor checks) stay on the driver. ``in_process`` (jobs run in this process, as
+        ``LocalExecutor(in_process=True)`` does): the jobs use ``host`` itself, whatever it holds."""
+        if in_process:
+            key = f"{os.getpid()}-{id(host)}"
+            _IN_PROCESS_HOSTS[key] = host
+            return cls(strict=host.strict, backend=backend.name if backend is not None else None,
+                       policy=backend.policy if backend is not None else SandboxPolicy(),
+                       cache_dir=str(backend.cache_dir) if backend is not None else None, host_key=key)
         refs = []
         for info in host.plugins():
             if info.builtin:
@@ -119,6 +131,19 @@ class WorkerSetup(BaseModel):
 
     def load_plugins(self) -> list[tuple[PluginRef, object]]:
         return [(ref, importlib.import_module(ref.module)) for ref in self.plugins]
+
+
+# The plugin hosts of in-process setups (weakly: a host lives as long as its driver keeps it).
+_IN_PROCESS_HOSTS: "weakref.WeakValueDictionary[str, PluginHost]" = weakref.WeakValueDictionary()
+
+
+def in_process_host(setup: WorkerSetup) -> "PluginHost":
+    """The driver's host an in-process setup names."""
+    host = _IN_PROCESS_HOSTS.get(setup.host_key or "")
+    if host is None:
+        raise UsageError("this job's setup names the plugin host of an in-process executor, which is not in this "
+                         "process", hint="build the setup with WorkerSetup.of(host, backend) for worker processes")
+    return host
 
 
 # Registrations used only by the driver process: an object plugin limited to these need not travel.

@@ -35,6 +35,10 @@ class WorkerContext:
         self._llms: dict[str, LLMBackend] = {}
 
     def host(self, setup: WorkerSetup) -> PluginHost:
+        if setup.host_key is not None:
+            from .jobs import in_process_host
+
+            return in_process_host(setup)
         key = setup.model_dump_json(include={"plugins", "strict"})
         if key not in self._hosts:
             from ..plugins.host import PluginHost
@@ -50,7 +54,7 @@ class WorkerContext:
     def backend(self, setup: WorkerSetup) -> SandboxBackend | None:
         if setup.backend is None:
             return None
-        key = setup.model_dump_json(include={"backend", "policy", "cache_dir"})
+        key = setup.model_dump_json(include={"backend", "policy", "cache_dir", "host_key"})
         if key not in self._backends:
             from pathlib import Path
 
@@ -64,7 +68,7 @@ class WorkerContext:
         backend = self.backend(setup)
         if backend is None:
             return None
-        key = setup.model_dump_json(include={"backend", "policy", "cache_dir"})
+        key = setup.model_dump_json(include={"backend", "policy", "cache_dir", "host_key"})
         if key not in self._runners:
             from ..runtime.trial import TrialRunner
 

@@ -200,7 +200,7 @@ class Flywheel:
             raise UsageError(f"unknown difficulty {config.difficulty!r}", hint=f"one of {', '.join(DIFFICULTIES)}, mixed")
         self.mix = mix
         self.domains: dict[str, Domain] = {name: host.domains.get(name)() for name in sorted(mix)}
-        self.setup = WorkerSetup.of(host, backend)
+        self.setup = WorkerSetup.of(host, backend, in_process=self.executor.in_process)
         self.validator = Validator(host=host, settings=config.settings)  # the gate list (and a misspelt skip)
         self.gates_a = [g for g in self.validator.gates if g.name not in PHASE_B_GATES]
         self.near_duplicate = [g for g in self.validator.gates if g.name == "near-duplicate"]

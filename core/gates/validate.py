@@ -247,7 +247,7 @@ async def validate_many(paths_or_tasks: Iterable[Task | str | os.PathLike[str]],
         raise UsageError("validate_many runs gates 1-8 in worker processes and takes no live solver",
                          hint="calibrate through the flywheel (it sends solver rollouts as jobs)")
     executor = executor or LocalExecutor(concurrency=2)
-    setup = WorkerSetup.of(validator.host, validator.backend)
+    setup = WorkerSetup.of(validator.host, validator.backend, in_process=executor.in_process)
     if validator.backend is None:  # lint judges requirements under the command line's policy
         setup = setup.model_copy(update={"policy": validator.catalog.policy})
     suite = tuple(TaskRef.inline(t) for t in validator.suite_tasks)

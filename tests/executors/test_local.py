@@ -145,6 +145,19 @@ def test_in_process_mode_runs_the_same_jobs_in_this_process(pid_host, bwrap, tmp
     assert pidp.wait_for_pid(folder, timeout=1) == os.getpid()
 
 
+def test_an_object_plugins_agent_runs_in_process_and_its_setup_fails_in_a_worker_process(bwrap, tmp_path: Path) -> None:
+    host = create_host(strict=True, entrypoints=False, plugins=[_ObjectPlugin()])
+    setup = WorkerSetup.of(host, bwrap, in_process=True)
+    folder = tmp_path / "here"
+    job = AttemptJob(key="x", setup=setup, task=TaskRef.inline(pidp.pid_task(folder)), agent=AgentSpec(name="object-agent"))
+    (folder / "go").touch()
+    (result,) = _collect(LocalExecutor(in_process=True), [job])
+    assert result.ok and result.value.status == "ok"
+    # The same setup in a worker process names a host that is not there: an error result, one line.
+    (result,) = _collect(LocalExecutor(concurrency=1), [job])
+    assert not result.ok and "names the plugin host of an in-process executor" in (result.error or "")
+
+
 def test_the_local_executor_takes_no_address() -> None:
     with pytest.raises(UsageError, match="takes no address") as err:
         LocalExecutor(address="ray://head:10001")

@@ -111,6 +111,20 @@ def test_domain_gates_run_in_order_and_a_crash_is_an_error(defects):
     assert [g.name for g in report.gates] == ["lint", "no-forbidden-word"]  # later gates do not run
 
 
+def test_an_object_plugins_gates_run_in_process_and_cannot_travel_to_worker_processes(defects):
+    """Gates registered by an object (not an importable module) run in a batch whose executor works
+    in this process; worker processes cannot rebuild the object, and the error names the way out."""
+    host = create_host(strict=True, plugins=[DomainGates()])
+    settings = GateSettings(skip=SANDBOX_GATES)
+    with pytest.raises(UsageError, match="in-process object, so worker processes cannot load it") as err:
+        _collect(validate_many([defects / "good"], host=host, settings=settings, executor=LocalExecutor(concurrency=1)))
+    assert "LocalExecutor(in_process=True)" in (err.value.hint or "")
+    [report] = _collect(validate_many([defects / "good"], host=host, settings=settings,
+                                      executor=LocalExecutor(in_process=True)))
+    assert (report.status, report.reason) == ("error", "crashes: RuntimeError: gate bug")  # the object's own gate ran
+    assert "no-forbidden-word" in [g.name for g in report.gates]
+
+
 def test_sandbox_gates_without_a_backend_are_a_usage_error(defects):
     host = create_host(strict=True)
     validator = Validator(host=host)
