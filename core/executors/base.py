@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import os
 from typing import TYPE_CHECKING, AsyncIterator, ClassVar, Iterable
 
 from ..errors import UsageError
@@ -30,8 +31,28 @@ if TYPE_CHECKING:
 __all__ = ["Executor", "Job", "JobResult", "LocalExecutor"]
 
 
+DEFAULT_JOB_TIME_LIMIT = 4 * 3600.0
+JOB_TIME_LIMIT_ENV = "AUTOENVSCALING_JOB_TIME_LIMIT"
+
+
+def job_time_limit_from_env() -> float | None:
+    """``$AUTOENVSCALING_JOB_TIME_LIMIT`` seconds (0: none), else the default (4 hours)."""
+    raw = os.environ.get(JOB_TIME_LIMIT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_JOB_TIME_LIMIT
+    try:
+        value = float(raw)
+    except ValueError:
+        raise UsageError(f"{JOB_TIME_LIMIT_ENV}={raw!r} is not a number of seconds",
+                         hint=f"e.g. {JOB_TIME_LIMIT_ENV}=7200, or 0 for no limit") from None
+    return value if value > 0 else None
+
+
 class Executor(abc.ABC):
-    """Runs job specs somewhere. ``address``: where the workers are (a cluster), when that applies."""
+    """Runs job specs somewhere. ``address``: where the workers are (a cluster), when that applies.
+    ``job_time_limit``: seconds one job may run before its worker is killed and its result is an
+    error (a plugin hook, gate or proposer that hangs must not hold a run forever; every sandbox
+    command has its own, shorter limit); None: no limit."""
 
     name: ClassVar[str]
     in_process: bool = False
@@ -40,6 +61,13 @@ class Executor(abc.ABC):
     def __init__(self, *, concurrency: int = 2, address: str | None = None) -> None:
         self.concurrency = max(1, concurrency)
         self.address = address
+        self.job_time_limit: float | None = job_time_limit_from_env()
+
+    def over_time(self, job: Job) -> JobResult:
+        """The error result of ``job`` stopped at the time limit."""
+        return JobResult(key=job.key, error=f"the job ran past the executor's time limit of {self.job_time_limit:g} s "
+                                            f"and was stopped (a plugin hook, gate or proposer that hangs?); "
+                                            f"{JOB_TIME_LIMIT_ENV} sets the limit")
 
     @abc.abstractmethod
     async def submit(self, job: Job) -> JobResult:
@@ -85,12 +113,17 @@ class LocalExecutor(Executor):
                 self._limit = asyncio.Semaphore(self.concurrency)
             assert self._limit is not None
             async with self._limit:
-                return await run_job(job, self._context)
+                # Only a hang that awaits can be stopped here; worker processes are killed instead.
+                try:
+                    return await asyncio.wait_for(run_job(job, self._context), self.job_time_limit)
+                except TimeoutError:
+                    return self.over_time(job)
         if self._pool is None:
             from .pool import WorkerPool
 
             self._pool = WorkerPool(self.concurrency, max_retries=self.max_retries)
-        return await self._pool.submit(job)
+        result = await self._pool.submit(job, time_limit=self.job_time_limit)
+        return self.over_time(job) if result is None else result
 
     async def aclose(self) -> None:
         if self._pool is not None:

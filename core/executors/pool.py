@@ -57,7 +57,8 @@ class _Worker:
     def alive(self) -> bool:
         return self.process.poll() is None
 
-    async def run(self, job: Job) -> JobResult:
+    async def run(self, job: Job, time_limit: float | None = None) -> JobResult | None:
+        """``job``'s result; None when it ran past ``time_limit`` (the worker is then killed)."""
         loop = asyncio.get_running_loop()
         try:
             self.conn.send(job)
@@ -72,7 +73,10 @@ class _Worker:
 
         loop.add_reader(fd, wake)
         try:
-            await ready
+            await asyncio.wait_for(ready, time_limit)
+        except TimeoutError:
+            self.kill()
+            return None
         finally:
             loop.remove_reader(fd)
         try:
@@ -86,6 +90,14 @@ class _Worker:
             return self.process.wait(timeout=5)
         except Exception:
             return None
+
+    def kill(self) -> None:
+        """SIGKILL (its bubblewrap sandboxes die with it; containers are swept as stale later)."""
+        with contextlib.suppress(OSError):
+            self.process.kill()
+        with contextlib.suppress(Exception):
+            self.process.wait(timeout=10)
+        self.conn.close()
 
     def stop(self) -> None:
         with contextlib.suppress(OSError):
@@ -102,7 +114,7 @@ class WorkerPool:
     def __init__(self, size: int, *, max_retries: int = 2) -> None:
         self.size = size
         self.max_retries = max_retries
-        self._queue: asyncio.Queue[tuple[Job, asyncio.Future[JobResult], int]] = asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[Job, asyncio.Future[JobResult | None], int, float | None]] = asyncio.Queue()
         self._workers: list[_Worker | None] = [None] * size
         self._slots: list[asyncio.Task[None]] = []
 
@@ -110,16 +122,18 @@ class WorkerPool:
         """The running workers' process ids (tests kill them)."""
         return [w.pid for w in self._workers if w is not None]
 
-    async def submit(self, job: Job) -> JobResult:
+    async def submit(self, job: Job, *, time_limit: float | None = None) -> JobResult | None:
+        """``job``'s result; None when it ran past ``time_limit`` seconds (its worker killed, the job
+        not retried: a hang would hang again)."""
         if not self._slots:
             self._slots = [asyncio.ensure_future(self._slot(i)) for i in range(self.size)]
-        fut: asyncio.Future[JobResult] = asyncio.get_running_loop().create_future()
-        await self._queue.put((job, fut, 0))
+        fut: asyncio.Future[JobResult | None] = asyncio.get_running_loop().create_future()
+        await self._queue.put((job, fut, 0, time_limit))
         return await fut
 
     async def _slot(self, i: int) -> None:
         while True:
-            job, fut, retries = await self._queue.get()
+            job, fut, retries, time_limit = await self._queue.get()
             if fut.done():  # its caller went away
                 continue
             worker = self._workers[i]
@@ -127,14 +141,19 @@ class WorkerPool:
                 worker = await asyncio.to_thread(_Worker)
                 self._workers[i] = worker
             try:
-                result = await worker.run(job)
+                result = await worker.run(job, time_limit)
             except WorkerDied as died:
                 self._workers[i] = None
                 if retries < self.max_retries:
-                    await self._queue.put((job, fut, retries + 1))
+                    await self._queue.put((job, fut, retries + 1, time_limit))
                 elif not fut.done():
                     fut.set_result(JobResult(key=job.key, retries=retries,
                                              error=f"worker process {died.describe()} ({retries + 1} attempt(s))"))
+                continue
+            if result is None:  # past its time limit: the worker was killed
+                self._workers[i] = None
+                if not fut.done():
+                    fut.set_result(None)
                 continue
             if not fut.done():
                 fut.set_result(result.model_copy(update={"retries": retries}) if retries else result)

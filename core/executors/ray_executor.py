@@ -72,7 +72,12 @@ class RayExecutor(Executor):
         async with self._slots():
             ref = remote.remote(job)  # type: ignore[attr-defined]
             try:
-                return await asyncio.wrap_future(ref.future())
+                return await asyncio.wait_for(asyncio.wrap_future(ref.future()), self.job_time_limit)
+            except TimeoutError:
+                import ray
+
+                ray.cancel(ref, force=True)  # kills the worker process running it
+                return self.over_time(job)
             except asyncio.CancelledError:
                 import ray
 

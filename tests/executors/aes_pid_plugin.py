@@ -10,7 +10,12 @@ import signal
 import time
 from pathlib import Path
 
+from typing import Literal
+
+from pydantic import BaseModel
+
 from autoenvscaling.agents.base import Agent, AgentLimits, Trajectory
+from autoenvscaling.executors.jobs import Job
 from autoenvscaling.plugins import hookimpl
 
 DEFECTS = Path(__file__).resolve().parents[1] / "fixtures" / "defects"
@@ -51,6 +56,26 @@ def wait_for_pid(folder: Path, *, exclude: set[int] = frozenset(), timeout: floa
                 return pid
         time.sleep(0.05)
     raise AssertionError(f"no new worker wrote its pid into {folder} within {timeout:.0f} s")
+
+
+class Pid(BaseModel):
+    pid: int
+
+
+class HangJob(Job):
+    """A job that hangs as a buggy plugin hook would: ``blocking`` in a loop that never yields (only
+    killing its process stops it), else in an await that never ends; ``hang=False``: its pid."""
+
+    kind: Literal["hang"] = "hang"
+    hang: bool = True
+    blocking: bool = True
+
+    async def run(self, context) -> Pid:  # noqa: ANN001
+        while self.hang and self.blocking:
+            time.sleep(3600)
+        if self.hang:
+            await asyncio.Event().wait()
+        return Pid(pid=os.getpid())
 
 
 def kill(pid: int) -> None:

@@ -4,6 +4,7 @@ plugin host, come back in completion order, and survive a worker killed mid-job.
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import aes_pid_plugin as pidp
@@ -156,6 +157,57 @@ def test_an_object_plugins_agent_runs_in_process_and_its_setup_fails_in_a_worker
     # The same setup in a worker process names a host that is not there: an error result, one line.
     (result,) = _collect(LocalExecutor(concurrency=1), [job])
     assert not result.ok and "names the plugin host of an in-process executor" in (result.error or "")
+
+
+def test_a_job_that_hangs_is_stopped_at_the_time_limit_and_its_worker_replaced() -> None:
+    """A hung job (a plugin hook in an endless loop) ends as an error result naming the limit; its
+    worker is killed, and the next job runs on a fresh one. Without the limit it would never end."""
+    setup = WorkerSetup()
+
+    async def go() -> tuple[JobResult, JobResult, JobResult]:
+        executor = LocalExecutor(concurrency=1, max_retries=0)
+        try:
+            executor.job_time_limit = None  # the warm-up may be slow on a loaded machine: no limit to race
+            first = await executor.submit(pidp.HangJob(key="warm", setup=setup, hang=False))
+            executor.job_time_limit = 2.0
+            hung = await executor.submit(pidp.HangJob(key="hung", setup=setup))
+            executor.job_time_limit = None
+            after = await executor.submit(pidp.HangJob(key="after", setup=setup, hang=False))
+            return first, hung, after
+        finally:
+            await executor.aclose()
+
+    first, hung, after = asyncio.run(go())
+    assert first.ok and after.ok and after.value.pid != first.value.pid
+    assert not hung.ok and "ran past the executor's time limit of 2 s" in (hung.error or "")
+    assert "AUTOENVSCALING_JOB_TIME_LIMIT" in (hung.error or "")
+    with pytest.raises(ProcessLookupError):
+        os.kill(first.value.pid, 0)  # the hung worker is gone
+
+
+def test_in_process_a_job_that_awaits_forever_is_stopped_at_the_time_limit() -> None:
+    async def go() -> JobResult:
+        executor = LocalExecutor(in_process=True)
+        executor.job_time_limit = 0.5
+        try:
+            return await executor.submit(pidp.HangJob(key="hung", setup=WorkerSetup(), blocking=False))
+        finally:
+            await executor.aclose()
+
+    result = asyncio.run(go())
+    assert not result.ok and "time limit of 0.5 s" in (result.error or "")
+
+
+def test_the_job_time_limit_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert LocalExecutor().job_time_limit == 4 * 3600
+    monkeypatch.setenv("AUTOENVSCALING_JOB_TIME_LIMIT", "90")
+    assert LocalExecutor().job_time_limit == 90
+    monkeypatch.setenv("AUTOENVSCALING_JOB_TIME_LIMIT", "0")
+    assert LocalExecutor().job_time_limit is None
+    monkeypatch.setenv("AUTOENVSCALING_JOB_TIME_LIMIT", "soon")
+    with pytest.raises(UsageError, match="not a number of seconds") as err:
+        LocalExecutor()
+    assert "AUTOENVSCALING_JOB_TIME_LIMIT=7200" in (err.value.hint or "")
 
 
 def test_the_local_executor_takes_no_address() -> None:

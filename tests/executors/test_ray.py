@@ -97,6 +97,25 @@ def test_a_ray_worker_killed_mid_job_is_retried_once(ray_instance, pid_host, bwr
     assert len(list(folder.glob("pid-*"))) == 2
 
 
+def test_a_ray_job_that_hangs_is_stopped_at_the_time_limit(ray_instance) -> None:
+    from autoenvscaling.executors.ray_executor import RayExecutor
+
+    executor = RayExecutor(concurrency=1, max_retries=0)
+
+    async def go() -> tuple[JobResult, JobResult]:
+        try:
+            executor.job_time_limit = None  # a Ray worker may take a while to start: no limit to race
+            (warm,) = [r async for r in executor.map([pidp.HangJob(key="warm", setup=WorkerSetup(), hang=False)])]
+            executor.job_time_limit = 3.0
+            (hung,) = [r async for r in executor.map([pidp.HangJob(key="hung", setup=WorkerSetup())])]
+            return warm, hung
+        finally:
+            await executor.aclose()
+
+    warm, hung = asyncio.run(go())
+    assert warm.ok and not hung.ok and "ran past the executor's time limit of 3 s" in (hung.error or "")
+
+
 def _digests(suite: Path) -> list[tuple[str, str]]:
     data = tomllib.loads((suite / "dataset.toml").read_text())
     return sorted((t["name"], t["digest"]) for t in data["tasks"])
