@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import UsageError
+from ..runtime.phases import timed
 from ..tasks import Task
 
 if TYPE_CHECKING:
@@ -54,6 +55,8 @@ class GateResult(BaseModel):
     reason: str = ""
     seconds: float = 0.0
     evidence: list[Evidence] = Field(default_factory=list)
+    phases: dict[str, float] = Field(default_factory=dict)
+    """Seconds per phase of the attempts and builds this gate made, summed (runtime/phases.py)."""
 
     @property
     def passed(self) -> bool:
@@ -135,7 +138,8 @@ class GateContext:
     async def prepared_environment(self, task: Task) -> PreparedEnvironment:
         """``task``'s environment: the build gate's, else built now, once, and kept for later gates."""
         if self.prepared is None:
-            self.prepared = await self.require_backend().prepare(task)
+            with timed("prepare"):
+                self.prepared = await self.require_backend().prepare(task)
         return self.prepared
 
 

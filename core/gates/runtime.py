@@ -19,6 +19,7 @@ from typing import Any
 from ..agents.base import Agent
 from ..agents.builtin import NopAgent, OracleAgent
 from ..errors import BuildError, BuildTimeout
+from ..runtime.phases import timed
 from ..runtime.trial import NO_SOLUTION, OUTPUT_TAIL, TrialResult, trial_cause
 from ..sandbox.base import EnvironmentDetails
 from ..tasks import Task
@@ -46,7 +47,8 @@ class BuildGate(Gate):
         try:
             # Backends enforce the build timeout themselves (and stop the build cleanly); the grace
             # period only catches a backend that does not.
-            prepared = await asyncio.wait_for(backend.prepare(task), timeout=limit + BUILD_GRACE_SEC)
+            with timed("prepare"):
+                prepared = await asyncio.wait_for(backend.prepare(task), timeout=limit + BUILD_GRACE_SEC)
         except asyncio.TimeoutError:
             return self.result("timeout", f"the environment did not build within {limit:g}s", evidence=[timed_out])
         except BuildError as exc:

@@ -22,6 +22,7 @@ from pydantic import Field
 from ..errors import AESError, TaskFormatError, UsageError
 from ..executors.base import Executor, LocalExecutor
 from ..executors.jobs import Job, SolverSpec, TaskRef, WorkerSetup
+from ..runtime.phases import collecting
 from ..sandbox.select import BackendCatalog, plugin_host
 from ..tasks import Task
 from ..tasks.harbor import is_task_dir, read_task
@@ -55,8 +56,10 @@ def needs_sandbox(gates: Iterable[Gate], settings: GateSettings, *, solver: Any 
 async def run_gate(gate: Gate, task: Task, ctx: GateContext) -> GateResult:
     """One gate, with its seconds measured and any exception turned into an "error" result."""
     start = time.monotonic()
+    phases: dict[str, float] = {}
     try:
-        result = await gate.check(task, ctx)
+        with collecting() as phases:
+            result = await gate.check(task, ctx)
     except asyncio.CancelledError:
         raise
     except asyncio.TimeoutError:
@@ -70,6 +73,8 @@ async def run_gate(gate: Gate, task: Task, ctx: GateContext) -> GateResult:
         result = gate.result("error", f"{gate.name} returned {type(result).__name__}, not a GateResult")
     if not result.seconds:
         result = result.model_copy(update={"seconds": time.monotonic() - start})
+    if phases and not result.phases:
+        result = result.model_copy(update={"phases": {k: round(v, 4) for k, v in phases.items()}})
     return result
 
 

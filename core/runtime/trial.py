@@ -32,6 +32,7 @@ from ..sandbox.select import plugin_host
 from ..tasks import HealthcheckConfig, StepConfig, Task
 from ..tasks.config import artifact_specs
 from .artifacts import Artifact, collect_artifacts
+from .phases import timed
 from .paths import AGENT_LOGS, REWARD_JSON, REWARD_TXT, TESTS_DIR, VERIFIER_LOGS, VERIFIER_RUNTIME
 from .verifier_runtime import RuntimeContext, VerifierRuntime
 from .verifier_view import (INDEX_SCRIPT, ImageIndex, View, dependency_closure, dist_key_of, dist_modules, dist_requires,
@@ -102,6 +103,7 @@ class TrialResult(BaseModel):
     entrypoint_output: str = ""  # the tail of what the image's ENTRYPOINT printed, when it has one
     # The task's artifacts, collected after verification (a step's under "steps/<name>/"); see artifacts.py.
     artifacts: list[Artifact] = Field(default_factory=list)
+    phases: dict[str, float] = Field(default_factory=dict)  # seconds per phase (phases.PHASES)
 
     @property
     def reward(self) -> float:
@@ -328,15 +330,20 @@ class TrialRunner:
             return TrialResult(task=task.name, agent=agent.name, status="error", error=NO_SOLUTION)
         sandbox: Sandbox | None = None
         steps: list[StepResult] = []
+        phases: dict[str, float] = {}
         try:
-            prepared = prepared or await self.backend.prepare(task)
-            sandbox = await self.backend.create(task, prepared)
-            await sandbox.start()
-            index = await self._index(sandbox, prepared)  # before the agent's first command
-            await sandbox.exec(f"mkdir -p {AGENT_LOGS} {VERIFIER_LOGS}", timeout=30)
-            attempt = _Attempt(prepared=prepared, index=index)
+            with timed("prepare", phases):
+                prepared = prepared or await self.backend.prepare(task)
+            with timed("create", phases):
+                sandbox = await self.backend.create(task, prepared)
+            with timed("start", phases):
+                await sandbox.start()
+                index = await self._index(sandbox, prepared)  # before the agent's first command
+                await sandbox.exec(f"mkdir -p {AGENT_LOGS} {VERIFIER_LOGS}", timeout=30)
+            attempt = _Attempt(prepared=prepared, index=index, phases=phases)
             if task.config.environment.healthcheck is not None:
-                await self._healthcheck(sandbox, task.config.environment.healthcheck, "[environment.healthcheck]")
+                with timed("healthcheck", phases):
+                    await self._healthcheck(sandbox, task.config.environment.healthcheck, "[environment.healthcheck]")
             artifacts: list[Artifact] = []
             budget = limit
             if task.steps:
@@ -360,16 +367,17 @@ class TrialRunner:
                     artifacts = await collect_artifacts(sandbox, artifact_specs(task.config.artifacts), budget=budget)
             status: Literal["ok", "timeout"] = "timeout" if any(s.verifier.timed_out for s in steps) else "ok"
             errors = [s.verifier.error for s in steps if s.verifier.error]
-            return TrialResult(task=task.name, agent=agent.name, status=status, rewards=rewards, steps=steps,
-                               seconds=time.monotonic() - start, error=errors[0] if errors else None,
-                               entrypoint_output=sandbox.entrypoint_output()[-ENTRYPOINT_OUTPUT_CHARS:],
-                               artifacts=artifacts)
+            outcome = TrialResult(task=task.name, agent=agent.name, status=status, rewards=rewards, steps=steps,
+                                  error=errors[0] if errors else None,
+                                  entrypoint_output=sandbox.entrypoint_output()[-ENTRYPOINT_OUTPUT_CHARS:],
+                                  artifacts=artifacts)
         except AESError as exc:
-            return TrialResult(task=task.name, agent=agent.name, status="error", steps=steps,
-                               seconds=time.monotonic() - start, error=exc.message)
+            outcome = TrialResult(task=task.name, agent=agent.name, status="error", steps=steps, error=exc.message)
         finally:
             if sandbox is not None:
-                await asyncio.shield(sandbox.close())
+                with timed("teardown", phases):
+                    await asyncio.shield(sandbox.close())
+        return outcome.model_copy(update={"seconds": time.monotonic() - start, "phases": phases})
 
     async def _index(self, sandbox: Sandbox, prepared: PreparedEnvironment) -> ImageIndex | None:
         """What the pristine image resolves (once per prepared environment; the sandbox is pristine
@@ -390,12 +398,15 @@ class TrialRunner:
         if step is not None:
             upload = task.subtree(f"steps/{step.name}/workdir")
             if upload:
-                await sandbox.upload_files({p: (f.data, f.executable) for p, f in upload.items()}, workdir)
-                if "setup.sh" in upload:
-                    await sandbox.exec(f"cd {workdir} && bash ./setup.sh", timeout=120)
+                with timed("agent", attempt.phases):  # a step's upload and setup.sh count as its agent's
+                    await sandbox.upload_files({p: (f.data, f.executable) for p, f in upload.items()}, workdir)
+                    if "setup.sh" in upload:
+                        await sandbox.exec(f"cd {workdir} && bash ./setup.sh", timeout=120)
             if step.healthcheck is not None:
-                await self._healthcheck(sandbox, step.healthcheck, f"step {step.name}: healthcheck")
-        trajectory = await agent.run(task, sandbox, step=step, limits=self.limits)
+                with timed("healthcheck", attempt.phases):
+                    await self._healthcheck(sandbox, step.healthcheck, f"step {step.name}: healthcheck")
+        with timed("agent", attempt.phases):
+            trajectory = await agent.run(task, sandbox, step=step, limits=self.limits)
         verifier = await self.verify(task, sandbox, step, attempt)
         return StepResult(name=step.name if step else "main", trajectory=trajectory, verifier=verifier)
 
@@ -436,30 +447,33 @@ class TrialRunner:
         if "test.sh" not in files:
             return VerifierResult(error="no tests/test.sh")
         imported = verifier_imports({p: d for p, (d, _) in files.items()}, task.config.verifier.imports)
-        view, hidden, note = await self._hide_agent_changes(task, sandbox, attempt.index, imported)
-        await sandbox.exec(f"mkdir -p {TESTS_DIR} {VERIFIER_LOGS}", timeout=30)
-        await sandbox.upload_files(files, TESTS_DIR)
-        seen: dict[str, Any] = {"view": view, "restored": len(hidden), "view_note": note,
-                                "restored_paths": dict(list(hidden.items())[:RESTORED_SHOWN])}
-        if any([await sandbox.read_file(path) is not None for path in (REWARD_JSON, REWARD_TXT)]):
+        with timed("verifier-setup", attempt.phases):
+            view, hidden, note = await self._hide_agent_changes(task, sandbox, attempt.index, imported)
+            await sandbox.exec(f"mkdir -p {TESTS_DIR} {VERIFIER_LOGS}", timeout=30)
+            await sandbox.upload_files(files, TESTS_DIR)
+            seen: dict[str, Any] = {"view": view, "restored": len(hidden), "view_note": note,
+                                    "restored_paths": dict(list(hidden.items())[:RESTORED_SHOWN])}
+            early = any([await sandbox.read_file(path) is not None for path in (REWARD_JSON, REWARD_TXT)])
+            context = RuntimeContext(offline=not self.backend.policy.network_for(task), backend=self.backend.name)
+            mounts: dict[str, Path] = {}
+            prefix: list[str] = []
+            for runtime in [] if early else self.runtimes:
+                if runtime.applies(task, context):
+                    mounts[runtime.mount] = await asyncio.to_thread(runtime.materialise)
+                    extra = runtime.environment(runtime.mount)
+                    prefix += extra.path_prefix
+                    env.update(extra.env)
+        if early:
             # Only possible when the agent's own mkdir or tar ran (view "agent"): such a reward never counts.
             return VerifierResult(error="a reward file existed before the verifier ran", **seen)
-        context = RuntimeContext(offline=not self.backend.policy.network_for(task), backend=self.backend.name)
-        mounts: dict[str, Path] = {}
-        prefix: list[str] = []
-        for runtime in self.runtimes:
-            if runtime.applies(task, context):
-                mounts[runtime.mount] = await asyncio.to_thread(runtime.materialise)
-                extra = runtime.environment(runtime.mount)
-                prefix += extra.path_prefix
-                env.update(extra.env)
         if prefix:
             base = env.get("PATH") or (attempt.prepared.env.get("PATH") if attempt.prepared else None) or DEFAULT_PATH
             env["PATH"] = ":".join([*prefix, base])
         user = (step.verifier.user if step and step.verifier else None) or task.config.verifier.user
-        result = await sandbox.exec_verifier(f"bash {TESTS_DIR}/test.sh", mounts=mounts, timeout=timeout, env=env,
-                                             user=user)
-        rewards, error = parse_reward(await sandbox.read_file(REWARD_JSON), await sandbox.read_file(REWARD_TXT))
+        with timed("verifier", attempt.phases):
+            result = await sandbox.exec_verifier(f"bash {TESTS_DIR}/test.sh", mounts=mounts, timeout=timeout, env=env,
+                                                 user=user)
+            rewards, error = parse_reward(await sandbox.read_file(REWARD_JSON), await sandbox.read_file(REWARD_TXT))
         if result.timed_out:
             error = f"verifier timed out after {timeout:g}s"
         short = error is not None or any(v < 1.0 for v in rewards.values())
@@ -536,6 +550,7 @@ class _Attempt(BaseModel):
 
     prepared: PreparedEnvironment | None = None
     index: ImageIndex | None = None
+    phases: dict[str, float] | None = None  # the attempt's seconds per phase, added to as it goes
 
 
 def _below(min_reward: float | dict[str, float] | None, verifier: VerifierResult) -> bool:

@@ -51,6 +51,14 @@ def test_one_batch_of_defects_gets_the_right_verdicts(defects, host, bwrap_backe
     assert flaky.evidence[-1].values["runs"] == [1.0] * FLAKY_RUNS
     assert flaky.evidence[-1].values["reused"] == 2  # the oracle and reset runs count
     assert next(g for g in good.gates if g.name == "null").evidence[0].values["reward"] == 0.0
+    # Where the time went: the build gate built; each attempt's phases, summed per gate (a serial
+    # gate's phases fit in its seconds; the flaky gate's reruns, concurrent, may add up to more).
+    phases = {g.name: g.phases for g in good.gates}
+    assert set(phases["build"]) == {"prepare"} and phases["lint"] == {}
+    for name in ("oracle", "null", "reset"):
+        assert set(phases[name]) == {"prepare", "create", "start", "agent", "verifier-setup", "verifier", "teardown"}
+        assert 0 < sum(phases[name].values()) <= next(g.seconds for g in good.gates if g.name == name) + 0.01
+    assert set(phases["flaky"]) >= {"agent", "verifier"}
 
     assert verdict("missing-test-sh") == ("invalid", "lint")
     assert reports["missing-test-sh"].reason == "lint: missing tests/test.sh"

@@ -1,0 +1,111 @@
+"""Where an admission's time goes, per domain: one process, one task at a time, every installed
+domain through the same gates (lint, build, oracle, null, reset, flakiness, the domain's own gates,
+the red-team gate, decontamination, near-duplicate; no calibration) on the bwrap backend.
+
+For each domain, ``--tasks`` tasks (one family after another, medium difficulty) are validated one
+by one after a warm-up task (its first build fills the layer cache). It prints, per domain: seconds
+per admission (median), admitted per minute at one job, and the mean seconds per admission spent in
+each phase of the attempts (prepare: build or cache hit; create; start: entrypoint, services, image
+index; healthcheck; agent; verifier-setup; verifier; teardown) and in each gate, with what the gates
+spent outside any attempt ("gate work"). Then each domain's time per admission against terminal's.
+
+    .venv/bin/python bench/bench_profile.py [--tasks 3] [--domains terminal,swe] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import time
+from collections import defaultdict
+from pathlib import Path
+
+PHASE_ORDER = ("prepare", "create", "start", "healthcheck", "agent", "verifier-setup", "verifier", "teardown")
+
+
+async def profile_domain(name: str, n: int, host, backend) -> dict:  # noqa: ANN001
+    from autoenvscaling.gates.base import GateSettings
+    from autoenvscaling.gates.validate import Validator
+
+    domain = host.domains.get(name)()
+    families = [f.name for f in domain.families()]
+    validator = Validator(host=host, backend=backend, settings=GateSettings(skip=("calibration",)))
+    warm = await validator.validate(domain.generate(families[0], seed=1, difficulty="medium"))
+    print(f"{name}: warm-up {warm.status} in {warm.seconds:.1f} s", flush=True)
+    reports = []
+    for i in range(n):
+        task = domain.generate(families[i % len(families)], seed=100 + i, difficulty="medium")
+        reports.append(await validator.validate(task))
+        r = reports[-1]
+        print(f"  {r.name}: {r.status} in {r.seconds:.1f} s" + ("" if r.status == "valid" else f" ({r.reason})"), flush=True)
+    phases: dict[str, float] = defaultdict(float)
+    gates: dict[str, float] = defaultdict(float)
+    outside = 0.0
+    for r in reports:
+        for g in r.gates:
+            gates[g.name] += g.seconds / n
+            for k, v in g.phases.items():
+                phases[k] += v / n
+            outside += max(0.0, g.seconds - sum(g.phases.values())) / n
+    seconds = [r.seconds for r in reports]
+    valid = sum(r.status == "valid" for r in reports)
+    return {"domain": name, "tasks": n, "admitted": valid, "median_seconds": statistics.median(seconds),
+            "mean_seconds": statistics.mean(seconds),
+            "admitted_per_minute": valid / sum(seconds) * 60 if sum(seconds) else 0.0,
+            "phases": dict(phases), "gates": dict(gates), "gate_work": outside,
+            "rejected": {r.name: r.reason for r in reports if r.status != "valid"}}
+
+
+def print_table(rows: list[dict]) -> None:
+    names = [r["domain"] for r in rows]
+    width = max(14, *(len(n) + 2 for n in names))
+    # Gates that took time somewhere (another domain's own gates are skipped in 0 s).
+    gate_names = sorted((g for g in {g for r in rows for g in r["gates"]} if any(r["gates"].get(g, 0) >= 0.005 for r in rows)),
+                        key=lambda g: -max(r["gates"].get(g, 0) for r in rows))
+    label = max(16, *(len(g) + 4 for g in gate_names)) if gate_names else 16
+    print("\nseconds per admission (mean over the tasks), by phase of the attempts and by gate")
+    print(f"{'':<{label}}" + "".join(f"{n:>{width}}" for n in names))
+    print(f"{'median total':<{label}}" + "".join(f"{r['median_seconds']:>{width}.2f}" for r in rows))
+    print(f"{'admitted/min':<{label}}" + "".join(f"{r['admitted_per_minute']:>{width}.1f}" for r in rows))
+    print("phases (summed over each gate's attempts)")
+    for phase in PHASE_ORDER:
+        print(f"  {phase:<{label - 2}}" + "".join(f"{r['phases'].get(phase, 0.0):>{width}.2f}" for r in rows))
+    print(f"  {'gate work':<{label - 2}}" + "".join(f"{r['gate_work']:>{width}.2f}" for r in rows))
+    print("gates")
+    for gate in gate_names:
+        print(f"  {gate:<{label - 2}}" + "".join(f"{r['gates'].get(gate, 0.0):>{width}.2f}" for r in rows))
+    base = next((r for r in rows if r["domain"] == "terminal"), None)
+    if base is not None:
+        print("\nmedian seconds per admission against terminal's: " + ", ".join(
+            f"{r['domain']} {r['median_seconds'] / base['median_seconds']:.1f}x" for r in rows))
+    for r in rows:
+        for task, reason in r["rejected"].items():
+            print(f"  rejected {task}: {reason}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=3, help="tasks per domain after the warm-up")
+    parser.add_argument("--domains", default="", help="comma-separated (default: every installed domain)")
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    args = parser.parse_args()
+
+    from autoenvscaling.plugins import create_host
+    from autoenvscaling.sandbox.select import make_backend
+
+    host = create_host()
+    backend = make_backend("bwrap", host)
+    wanted = [d for d in args.domains.split(",") if d] or host.domains.names()
+    wanted = sorted(wanted, key=lambda d: d != "terminal")  # the baseline first
+    start = time.monotonic()
+    rows = [asyncio.run(profile_domain(name, args.tasks, host, backend)) for name in wanted]
+    print_table(rows)
+    print(f"\n({time.monotonic() - start:.0f} s in all)")
+    if args.json is not None:
+        args.json.write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
