@@ -93,7 +93,7 @@ _IMAGE_PYTEST = (
     "with the image's own pytest (its Dockerfile installs python3 and\n"
     "#     pytest: the task verifies the same in Harbor, online or offline, and here), isolated\n"
     "#     (python3 -I), with a JUnit XML report.",
-    '''    if python3 -I -c "import pytest" >/dev/null 2>&1; then
+    '''    if python3 -I -c "import importlib.util as u, sys; sys.exit(u.find_spec('pytest') is None)" >/dev/null 2>&1; then
         python3 -I -m pytest --junitxml="$logs/junit.xml" /tests/@TEST_FILE@ -rA
     else
         echo "verifier: the image has no python3 with pytest (environment/Dockerfile installs them); every check counts as failed" >&2
@@ -107,7 +107,7 @@ _UVX_THEN_PYTEST = (
             pytest --ctrf "$logs/ctrf.json" /tests/@TEST_FILE@ -rA
     fi
     if [ ! -s "$logs/ctrf.json" ]; then
-        if python3 -I -c "import pytest" >/dev/null 2>&1; then
+        if python3 -I -c "import importlib.util as u, sys; sys.exit(u.find_spec('pytest') is None)" >/dev/null 2>&1; then
             python3 -I -m pytest --junitxml="$logs/junit.xml" /tests/@TEST_FILE@ -rA
         else
             echo "verifier: neither uvx nor pytest is available; every check counts as failed" >&2
