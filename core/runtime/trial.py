@@ -19,6 +19,7 @@ import json
 import math
 import re
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Sequence
 
@@ -543,14 +544,13 @@ class TrialRunner:
         return out
 
 
-class _Attempt(BaseModel):
+@dataclass(frozen=True)
+class _Attempt:
     """What verifying one attempt needs to know about it beyond the task."""
-
-    model_config = ConfigDict(frozen=True)
 
     prepared: PreparedEnvironment | None = None
     index: ImageIndex | None = None
-    phases: dict[str, float] | None = None  # the attempt's seconds per phase, added to as it goes
+    phases: dict[str, float] | None = None  # the attempt's seconds per phase, added to as it goes (this dict)
 
 
 def _below(min_reward: float | dict[str, float] | None, verifier: VerifierResult) -> bool:

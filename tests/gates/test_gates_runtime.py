@@ -89,6 +89,16 @@ def test_one_batch_of_defects_gets_the_right_verdicts(defects, host, bwrap_backe
     assert reset.evidence[0].values["rewards"] == {"reward": 1.0}
 
 
+def test_an_attempt_reports_the_seconds_of_each_of_its_phases(defects, bwrap_backend):
+    from autoenvscaling.agents.builtin import OracleAgent
+    from autoenvscaling.runtime.phases import PHASES
+
+    result = asyncio.run(TrialRunner(bwrap_backend).run(read_task(defects / "good"), OracleAgent()))
+    assert result.reward == 1.0
+    assert set(result.phases) == set(PHASES) - {"healthcheck"}  # the task has none
+    assert all(v >= 0 for v in result.phases.values()) and sum(result.phases.values()) <= result.seconds
+
+
 def test_reset_gate_fails_when_a_fresh_attempt_does_not_score_1(defects, bwrap_backend):
     task = read_task(defects / "failing-solution")
     ctx = GateContext(backend=bwrap_backend, runner=TrialRunner(bwrap_backend), settings=GateSettings())
