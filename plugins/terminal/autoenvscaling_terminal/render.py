@@ -144,9 +144,16 @@ def verifier_config(draft: Draft) -> dict[str, Any]:
     input its checks read lies there (``Draft.outputs`` are relative to it), and only a whole
     directory carries deletions: Harbor's separate verifier gets a fresh copy of the image with each
     artifact put back over it, so a single deleted file would come back, while an artifact directory
-    is emptied first."""
+    is emptied first.
+
+    What the task asks for stays visible as ``agent_paths`` (each output's top folder or file under
+    /app), even where the view would hide it as Python code the tests do not import: a folder of
+    copied ``.py`` files is a namespace package in the working directory to that rule. Our test.sh
+    runs its Python from /tests in isolated mode (``cd /tests``, ``python3 -I``), so nothing under
+    /app is importable by the verifier's own interpreter."""
     mode = "shared" if draft.shared_verifier else "separate"
-    return {"timeout_sec": 300.0, "environment_mode": mode, "outputs": ["/app"]}
+    asked = sorted({f"/app/{p.strip('/').split('/')[0]}" for p in draft.outputs if p.strip("/")})
+    return {"timeout_sec": 300.0, "environment_mode": mode, "outputs": ["/app"], "agent_paths": asked}
 
 
 def dockerfile(draft: Draft) -> str:

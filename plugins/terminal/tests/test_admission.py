@@ -38,6 +38,24 @@ def test_sample_is_admitted(family, difficulty, bwrap_backend):
     assert "null reward 0" in gates["null"].reason
 
 
+def test_asked_for_folders_of_python_files_stay_visible_to_the_verifier(bwrap_backend):
+    """file_search's collect copies matching .py files into /app/export/matches: to the verifier view
+    /app/export is then a namespace package the tests do not import, hidden unless the task names it
+    in agent_paths (what the generator now does). Without them the oracle lost half its reward."""
+    from autoenvscaling.agents.builtin import OracleAgent
+
+    task = domain().generate("file_search", seed=101, difficulty="medium")
+    assert "-collect-" in task.name and "/app/export" in task.config.verifier.agent_paths
+    runner = TrialRunner(bwrap_backend)
+    result = asyncio.run(runner.run(task, OracleAgent()))
+    assert result.reward == 1.0, result.steps[-1].verifier.output_tail
+    bare = task.with_config(task.config.model_copy(update={"verifier": task.config.verifier.model_copy(
+        update={"agent_paths": []})}))
+    control = asyncio.run(runner.run(bare, OracleAgent()))
+    assert control.reward == 0.5
+    assert control.steps[-1].verifier.restored_paths["/app/export"] == "a Python module the tests do not import"
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
 def test_full_suite_admission(bwrap_backend):
