@@ -406,7 +406,7 @@ def _capped_http_client(limit: int) -> Any:
     base = next(c for c in client_cls.__mro__ if c.__name__ == "AsyncClient")
     http = sys.modules[base.__module__.partition(".")[0]]  # httpx, or httpx2 in later releases
 
-    class Capped(http.AsyncByteStream):  # type: ignore[name-defined,misc]
+    class Capped(http.AsyncByteStream):  # type: ignore[name-defined]
         def __init__(self, inner: Any) -> None:
             self.inner = inner
 
