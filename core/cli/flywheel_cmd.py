@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import UsageError
+from ..executors.sizing import default_jobs
 from ..llm.live import LIVE_DIR_ENV
 
 DEFAULT_SOLVER = "embedded-qwen"
@@ -87,7 +88,7 @@ def _common(fn: Any) -> Any:
                      help="Sandbox backend: bwrap, docker, or one a plugin registers."),
         click.option("--llm-backend", "llm_backend", default=None,
                      help="LLM backend of the models (default: openai with a base URL, else transformers)."),
-        click.option("--jobs", "-j", type=click.IntRange(min=1), default=2, show_default=True,
+        click.option("--jobs", "-j", type=click.IntRange(min=1), default=default_jobs, show_default="this machine's cores",
                      help="Worker processes (local) or jobs in flight (ray): proposals, validations, rollouts."),
         click.option("--executor", "executor_name", default="local", show_default=True,
                      help="Where jobs run: local (worker processes), ray, or an executor a plugin registers."),

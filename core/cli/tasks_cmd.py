@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal
 
 import click
 
+from ..executors.sizing import default_jobs
 from .redteam_cmd import add_redteam_command
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ def _backend_options(fn: Any) -> Any:
                       help="none: loopback only; task: grant the internet to tasks that set allow_internet.")(fn)
     fn = click.option("--backend", "backend_name", default="bwrap", show_default=True,
                       help="Sandbox backend: bwrap, docker, or one a plugin registers.")(fn)
-    fn = click.option("--jobs", "-j", type=click.IntRange(min=1), default=2, show_default=True,
+    fn = click.option("--jobs", "-j", type=click.IntRange(min=1), default=default_jobs, show_default="this machine's cores",
                       help="Tasks handled at once (worker processes, or Ray jobs in flight).")(fn)
     fn = click.option("--executor", "executor_name", default="local", show_default=True,
                       help="Where tasks run: local (worker processes), ray, or an executor a plugin registers.")(fn)

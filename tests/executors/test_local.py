@@ -210,6 +210,18 @@ def test_the_job_time_limit_comes_from_the_environment(monkeypatch: pytest.Monke
     assert "AUTOENVSCALING_JOB_TIME_LIMIT=7200" in (err.value.hint or "")
 
 
+def test_jobs_default_to_the_cores_this_process_may_use() -> None:
+    import subprocess
+    import sys
+
+    from autoenvscaling.executors.sizing import default_jobs
+
+    assert 1 <= default_jobs() <= len(os.sched_getaffinity(0))
+    one_core = ("import os; os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]}); "
+                "from autoenvscaling.executors.sizing import default_jobs; print(default_jobs())")
+    assert subprocess.run([sys.executable, "-c", one_core], capture_output=True, text=True, check=True).stdout == "1\n"
+
+
 def test_the_local_executor_takes_no_address() -> None:
     with pytest.raises(UsageError, match="takes no address") as err:
         LocalExecutor(address="ray://head:10001")
