@@ -190,15 +190,12 @@ class KillPoints:
         return commits
 
     def chain(self, first: list[str], resume: list[str], reference: list[str],
-              finished: Callable[[], bool] = lambda: False, *, every: bool = True) -> Chain:
+              finished: Callable[[], bool] = lambda: False) -> Chain:
         """Kill ``first`` at the reference's first commit, then run ``resume`` killed at each later
         commit it reaches, until a run ends by itself (or ``finished()`` says a kill came after the
-        command's last effect). Every run must end killed or with status 0. ``every=False``: only
-        at the first commit of each kind (``unit:``, ``index-insert:``, ...; the fast set's chains)."""
+        command's last effect). Every run must end killed or with status 0."""
         chain = Chain(reference=reference)
-        targets = list(range(len(reference))) if every else first_of_each_kind(reference)
-        target: int | None = targets[0] if targets else None
-        args = first
+        target, args = 0, first
         while True:
             done, _, killed = self.run(args, reference=reference, target=target)
             if done.returncode != -signal.SIGKILL:
@@ -206,22 +203,9 @@ class KillPoints:
                 return chain
             assert killed is not None, f"step {self.steps}: SIGKILLed, but not at a kill point"
             chain.kills.append(killed)
-            at = reference.index(killed)
-            target, args = next((t for t in targets if t > at), None), resume
+            target, args = reference.index(killed) + 1, resume
             if finished():
                 return chain
-
-
-def first_of_each_kind(reference: list[str]) -> list[int]:
-    """The positions of the first commit of each kind (the name before the colon) in ``reference``."""
-    seen: set[str] = set()
-    out = []
-    for i, ident in enumerate(reference):
-        kind = ident.partition(":")[0]
-        if kind not in seen:
-            seen.add(kind)
-            out.append(i)
-    return out
 
 
 def tree(root: Path) -> dict[str, tuple[bytes, bool]]:

@@ -14,7 +14,7 @@ import pytest
 from autoenvscaling.flywheel.rundb import RunDB
 from autoenvscaling.llm.scripted_server import ScriptedOpenAIServer
 
-from ..killpoints import Chain, KillPoints, first_of_each_kind, suite_state
+from ..killpoints import Chain, KillPoints, suite_state
 
 # The suite's commits of an admission (a pending row, the task folder, the row ready, dataset.toml)
 # or of a task leaving the pool (its row deleted, dataset.toml), then run.sqlite's: a unit recorded,
@@ -39,20 +39,13 @@ def _run_state(out: Path) -> dict[str, Any]:
         db.close()
 
 
-def _chain(tmp_path: Path, args: list[str], every: bool) -> tuple[Chain, Path, Path]:
-    """The reference run of ``args`` in reference/out, and the kill chain in killed/out (at every
-    commit, or at the first commit of each kind)."""
+def _chain(tmp_path: Path, args: list[str]) -> tuple[Chain, Path, Path]:
+    """The reference run of ``args`` in reference/out, and the kill chain in killed/out."""
     kp = KillPoints(tmp_path / "steps", POINTS, toy=True)
     reference = kp.reference([*args, "--out", str(tmp_path / "reference" / "out")])
     killed = [*args, "--out", str(tmp_path / "killed" / "out")]
-    chain = kp.chain(killed, [*killed, "--resume"], reference, every=every)
-    assert len(chain.kills) == (len(reference) if every else len(first_of_each_kind(reference))), chain
+    chain = kp.chain(killed, [*killed, "--resume"], reference)
     return chain, tmp_path / "reference" / "out", tmp_path / "killed" / "out"
-
-
-# The fast set kills once per kind of commit (the code after each kind of commit, resumed); the slow
-# set kills at every commit.
-EVERY = [pytest.param(False, id="each-kind"), pytest.param(True, id="every", marks=pytest.mark.slow)]
 
 
 def _same_run(expected: Path, got: Path) -> None:
@@ -72,30 +65,27 @@ def _same_run(expected: Path, got: Path) -> None:
     assert sorted(p.name for p in got.iterdir()) == sorted(p.name for p in expected.iterdir())
 
 
-@pytest.mark.parametrize("every", EVERY)
-def test_generate_killed_at_its_commits(tmp_path: Path, backend: Any, record_property: Any, every: bool) -> None:
-    chain, expected, got = _chain(tmp_path, ["generate", "--mix", "toy=1", "-n", "4", "--seed", "1"], every)
+def test_generate_killed_at_every_commit(tmp_path: Path, backend: Any, record_property: Any) -> None:
+    chain, expected, got = _chain(tmp_path, ["generate", "--mix", "toy=1", "-n", "4", "--seed", "1"])
     record_property("kill_points", {"command": "generate", "kills": len(chain.kills)})
-    assert len(chain.kills) >= (20 if every else 7), chain
+    assert len(chain.kills) >= 20, chain
     _same_run(expected, got)
 
 
-@pytest.mark.parametrize(("rounds", "replaced", "every"), [
+@pytest.mark.parametrize(("rounds", "replaced"), [
     # Round 1's review takes a task out of the pool (a row deleted, dataset.toml rewritten).
-    pytest.param(["--rounds", "2", "--per-round", "2", "--seed", "0"], False, False, id="2x2-each-kind"),
-    pytest.param(["--rounds", "2", "--per-round", "2", "--seed", "0"], False, True, id="2x2-every",
-                 marks=pytest.mark.slow),
+    pytest.param(["--rounds", "2", "--per-round", "2", "--seed", "0"], False, id="2x2"),
     # Also a replacement slot in round 2 for the task that left in round 1, planned from the reviews.
-    pytest.param(["--rounds", "3", "--per-round", "3", "--seed", "2"], True, True, id="3x3-every",
+    pytest.param(["--rounds", "3", "--per-round", "3", "--seed", "2"], True, id="3x3",
                  marks=[pytest.mark.slow, pytest.mark.timeout(3600)]),
 ])
-def test_run_killed_at_its_commits(tmp_path: Path, backend: Any, seeded_toy_solver: Any, record_property: Any,
-                                   rounds: list[str], replaced: bool, every: bool) -> None:
+def test_run_killed_at_every_commit(tmp_path: Path, backend: Any, seeded_toy_solver: Any, record_property: Any,
+                                    rounds: list[str], replaced: bool) -> None:
     with ScriptedOpenAIServer(seeded_toy_solver) as srv:
         chain, expected, got = _chain(tmp_path, ["run", "--mix", "toy=1", *rounds, "--solver-base-url", srv.base_url,
-                                                 "--solver-model", "scripted-solver", "--solver-turns", "3"], every)
+                                                 "--solver-model", "scripted-solver", "--solver-turns", "3"])
     record_property("kill_points", {"command": "run", "kills": len(chain.kills)})
-    assert len(chain.kills) >= (20 if every else 8), chain
+    assert len(chain.kills) >= 20, chain
     _same_run(expected, got)
     db = RunDB(expected / "run.sqlite")
     left = [r for r in db.reviews() if r.verdict == "left"]
