@@ -92,6 +92,21 @@ def test_cgroup_layout_reads_hybrid_and_unified_mount_tables():
 
 
 @pytest.mark.docker
+def _pings(sock) -> bool:
+    """Whether the engine at unix socket ``sock`` answers GET /_ping."""
+    import socket
+
+    try:
+        with socket.socket(socket.AF_UNIX) as s:
+            s.settimeout(5)
+            s.connect(str(sock))
+            s.sendall(b"GET /_ping HTTP/1.0\r\nHost: d\r\n\r\n")
+            status = s.recv(64).split(b"\r\n", 1)[0]
+            return status.startswith(b"HTTP/1.") and b" 200" in status
+    except OSError:
+        return False
+
+
 def test_a_real_podman_engine_is_found_through_docker_host(tmp_path):
     if shutil.which("podman") is None:
         pytest.skip("podman is not installed")
@@ -100,9 +115,11 @@ def test_a_real_podman_engine_is_found_through_docker_host(tmp_path):
                                 "system", "service", "--time=0", f"unix://{sock}"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 20
-        while not sock.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
+        # Until the service answers (its socket appears before it serves): doctor's own probe has a
+        # short timeout, which a service still starting on a loaded machine would lose.
+        deadline = time.monotonic() + 120
+        while not _pings(sock) and time.monotonic() < deadline:
+            time.sleep(0.1)
         report = json.loads(run_doctor("--json", DOCKER_HOST=f"unix://{sock}").stdout)
         engine = report["docker_engine"]
         assert engine["reachable"] is True, engine

@@ -994,7 +994,9 @@ def _ptrace(h: Host, backend: str) -> str:
             "setsid nohup python3 /tmp/watch.py > /tmp/watch.log 2>&1 < /dev/null &\n"
             "printf '#!/bin/bash\\nfor i in $(seq 60); do sleep 0.05; done\\necho 0 > /tmp/fake/reward.txt\\n' "
             "> /tmp/fake/test.sh\n"
-            "bash /tmp/fake/test.sh; echo fake-reward=$(cat /tmp/fake/reward.txt); cat /tmp/watch.log")
+            "bash /tmp/fake/test.sh; echo fake-reward=$(cat /tmp/fake/reward.txt)\n"
+            # the watcher prints "hijacked" once it has reaped its victim, after the shell saw it die
+            "for i in $(seq 100); do grep -q hijacked /tmp/watch.log && break; sleep 0.1; done; cat /tmp/watch.log")
 
 
 def verifier_task(arena: Arena, name: str, test_sh: str, files: dict[str, Any] | None = None) -> Task:
