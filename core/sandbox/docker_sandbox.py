@@ -10,7 +10,7 @@ import shlex
 import time
 import uuid
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
 from ..archive import make_tar, symlink_tar, unpadded_tar
 from ..errors import SandboxError
@@ -360,7 +360,7 @@ class _Capture:
         self.truncated = False
 
     def drain(self, api: Any, exec_id: str) -> None:
-        for out, err in api.exec_start(exec_id, stream=True, demux=True):
+        for out, err in _exec_frames(api, exec_id):
             for buf, chunk in ((self.stdout, out), (self.stderr, err)):
                 if chunk:
                     room = self.limit - len(self.stdout) - len(self.stderr)
@@ -372,3 +372,28 @@ class _Capture:
     @staticmethod
     def text(data: bytearray) -> str:
         return bytes(data).decode("utf-8", errors="replace")
+
+
+def _exec_frames(api: Any, exec_id: str) -> Iterator[tuple[bytes | None, bytes | None]]:
+    """The (stdout, stderr) frames of a started exec, read from the buffered reader over the socket.
+    The SDK reads the hijacked stream from the raw socket under that reader, and so loses what the
+    engine sent in the same packet as the response headers: podman sends a command's output right
+    away, and on a loaded machine a short command's whole output came with the headers (about one
+    exec in three returned nothing). Other transports (ssh, named pipes) keep the SDK's reader."""
+    if api.base_url.startswith(("http+docker://ssh", "http+docker://localnpipe", "https://")):
+        yield from api.exec_start(exec_id, stream=True, demux=True)
+        return
+    res = api._post_json(api._url("/exec/{0}/start", exec_id), headers={"Connection": "Upgrade", "Upgrade": "tcp"},
+                         data={"Tty": False, "Detach": False}, stream=True)
+    api._raise_for_status(res)
+    reader = res.raw._fp.fp  # buffered: what came with the headers first, then the socket
+    try:
+        while True:
+            header = reader.read(8)
+            if len(header) < 8:
+                return
+            size = int.from_bytes(header[4:8], "big")
+            data = reader.read(size) if size else b""
+            yield (data, None) if header[0] != 2 else (None, data)
+    finally:
+        res.close()
