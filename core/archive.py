@@ -9,7 +9,7 @@ import os
 import tarfile
 import time
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 
 def make_tar(files: Mapping[str, bytes | tuple[bytes, bool]], *, dirs: Iterable[str] = ()) -> bytes:
@@ -139,3 +139,17 @@ def first_file(data: bytes, *, limit: int) -> bytes | None:
                 return fh.read() if fh else None
             return None
     return None
+
+
+def named_files(data: bytes, names: Sequence[str], *, limit: int) -> dict[str, bytes | None]:
+    """The contents of the archive's top-level members called ``names``: each a regular file of at
+    most ``limit`` bytes, or None (missing, a symlink, a directory, too large)."""
+    found: dict[str, bytes | None] = dict.fromkeys(names)
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        for member in tar:
+            name = member.name.removeprefix("./")
+            if name in found and found[name] is None and member.isfile() and member.size <= limit:
+                fh = tar.extractfile(member)
+                found[name] = fh.read() if fh else None
+    return found
+

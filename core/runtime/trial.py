@@ -454,7 +454,7 @@ class TrialRunner:
             await sandbox.upload_files(files, TESTS_DIR)
             seen: dict[str, Any] = {"view": view, "restored": len(hidden), "view_note": note,
                                     "restored_paths": dict(list(hidden.items())[:RESTORED_SHOWN])}
-            early = any([await sandbox.read_file(path) is not None for path in (REWARD_JSON, REWARD_TXT)])
+            early = any(data is not None for data in (await sandbox.read_files((REWARD_JSON, REWARD_TXT))).values())
             context = RuntimeContext(offline=not self.backend.policy.network_for(task), backend=self.backend.name)
             mounts: dict[str, Path] = {}
             prefix: list[str] = []
@@ -474,7 +474,8 @@ class TrialRunner:
         with timed("verifier", attempt.phases):
             result = await sandbox.exec_verifier(f"bash {TESTS_DIR}/test.sh", mounts=mounts, timeout=timeout, env=env,
                                                  user=user)
-            rewards, error = parse_reward(await sandbox.read_file(REWARD_JSON), await sandbox.read_file(REWARD_TXT))
+            written = await sandbox.read_files((REWARD_JSON, REWARD_TXT))
+            rewards, error = parse_reward(written[REWARD_JSON], written[REWARD_TXT])
         if result.timed_out:
             error = f"verifier timed out after {timeout:g}s"
         short = error is not None or any(v < 1.0 for v in rewards.values())

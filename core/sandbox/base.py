@@ -275,6 +275,11 @@ class Sandbox(abc.ABC):
             return None
         return first_file(data, limit=limit)
 
+    async def read_files(self, remotes: Sequence[str], *, limit: int = 1 << 20) -> dict[str, bytes | None]:
+        """``read_file`` of each path, as {path: bytes or None}. Backends whose every file transfer
+        is a command read the files of one folder in one."""
+        return {remote: await self.read_file(remote, limit=limit) for remote in remotes}
+
 
 class SandboxBackend(abc.ABC):
     """Builds environments and creates sandboxes. One instance serves many attempts concurrently."""

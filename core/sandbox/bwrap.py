@@ -27,6 +27,7 @@ import weakref
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
+from ..archive import named_files
 from ..errors import MissingPrerequisite, SandboxError
 from ..tasks import Task
 from .base import (ARCHIVE_LIMIT, DEFAULT_OUTPUT_LIMIT, ExecResult, FileChange, PreparedEnvironment, Protection,
@@ -40,6 +41,10 @@ from .rootfs import LayerStore, base_rootfs_built
 
 _PUT = 'mkdir -p -- "$1" && exec tar -x -f - -C "$1" --no-same-owner'
 _GET = 'cd -- "$1" 2>/dev/null || exit 44; [ -e "$2" ] || [ -L "$2" ] || exit 44; exec tar -c -f - -- "$2"'
+# Several names in one folder: those that exist (or are links), in one archive; 44 when none does.
+_GET_MANY = ('cd -- "$1" 2>/dev/null || exit 44; shift; n=$#; while [ "$n" -gt 0 ]; do '
+             'if [ -e "$1" ] || [ -L "$1" ]; then set -- "$@" "$1"; fi; shift; n=$((n - 1)); done; '
+             '[ "$#" -gt 0 ] || exit 44; exec tar -c -f - -- "$@"')
 _MISSING = 44
 _cleaned = False
 # The arguments Harbor's compose file gives the main container; an ENTRYPOINT ending in `exec "$@"`
@@ -268,6 +273,29 @@ class BwrapSandbox(Sandbox):
             raise SandboxError(f"download of {remote_path} failed: {_last_line(out.stderr) or f'exit {out.exit_code}'}")
         return out.stdout
 
+    async def read_files(self, remotes: Sequence[str], *, limit: int = 1 << 20) -> dict[str, bytes | None]:
+        folders: dict[str, list[str]] = {}
+        for remote in remotes:
+            path = PurePosixPath(absolute(remote))
+            folders.setdefault(str(path.parent), []).append(path.name)
+        found: dict[str, bytes | None] = {}
+        for folder, names in folders.items():
+            if not all(names):  # "/" itself is no file
+                found.update({str(PurePosixPath(folder, name)): None for name in names})
+                continue
+            async with self._lock:
+                out = await self.jail.run(["/bin/sh", "-c", _GET_MANY, "sh", folder, *names], timeout=FILE_TIMEOUT,
+                                          limit=ARCHIVE_LIMIT)
+            if out.truncated:
+                raise SandboxError(f"the files {', '.join(names)} in {folder} are larger than {ARCHIVE_LIMIT >> 20} MiB",
+                                   hint="download less at once")
+            if out.exit_code not in (0, 1, _MISSING):  # tar exits 1 when a file changed while it was read
+                raise SandboxError(f"download of {', '.join(names)} from {folder} failed: "
+                                   f"{_last_line(out.stderr) or f'exit {out.exit_code}'}")
+            got = named_files(out.stdout, names, limit=limit) if out.exit_code != _MISSING else {}
+            found.update({str(PurePosixPath(folder, name)): got.get(name) for name in names})
+        return {remote: found[str(PurePosixPath(absolute(remote)))] for remote in remotes}
+
     # -- verification (docs/verification.md) ------------------------------------------------------
     # Each exec's pid namespace dies with it, so no agent process outlives its command: the default
     # end_agent_processes (nothing to do) holds. The changes are read on the host from the attempt's
@@ -289,9 +317,8 @@ class BwrapSandbox(Sandbox):
                             env: Mapping[str, str] | None = None, user: str | None = None) -> ExecResult:
         """The verifier's command with each runtime directory bound read-only for it alone: no other
         command ever sees it, and no file of it lands in the attempt's layer."""
-        if mounts:
-            await self.restore(list(mounts))  # an agent's files or symlinks there go first
-            await self._trusted(_MKDIR, list(mounts), "prepare mount points")
+        if mounts:  # an agent's files or symlinks there go first, in the same command
+            await self._trusted(_MOUNT_POINTS, list(mounts), "prepare mount points")
         binds = [(str(self.jail.expose(Path(local))), remote) for remote, local in mounts.items()]
         return await self._exec(command, timeout=timeout, env=env, cwd=None, user=user, ro_binds=binds)
 
@@ -346,8 +373,15 @@ _RESTORE = _REACH + '''for p do
 done
 exit $status
 '''
-_MKDIR = _REACH + '''for p do
-  reach "$p/x" || { status=1; continue; }
+# A runtime's mount point: what the agent put there goes (as _RESTORE), then the folder is made.
+_MOUNT_POINTS = _REACH + '''for p do
+  if linked "$p" || cd -P -- "$T${p%/*}" 2>/dev/null || [ -e "$p" ] || [ -L "$p" ]; then
+    reach "$p" || { status=1; continue; }
+    n=${p##*/}
+    rm -rf -- "./$n" || status=1
+    if [ -e "$p" ] || [ -L "$p" ]; then cp -a -- "$p" "./$n" || status=1; fi
+  fi
+  reach "$p/x" || status=1
 done
 exit $status
 '''

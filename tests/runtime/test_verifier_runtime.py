@@ -117,3 +117,26 @@ def test_the_runtime_is_there_for_the_verifiers_command_alone(bwrap_backend):
     seen, after, changes = asyncio.run(go())
     assert "echo probe ok" in seen.stdout and "planted" not in seen.stdout and "read-only" in seen.stdout
     assert after.stdout.split() == ["end"] and changes == []
+
+
+def test_a_mount_point_the_agent_made_a_link_is_put_back_before_the_runtime_is_bound(bwrap_backend):
+    """The agent's symlink at the mount point (to a folder of its own tools) is removed and the folder
+    made in one trusted command; the verifier's command sees the runtime, and the link is gone."""
+    task = probe_task("probe")
+    runtime = ProbeRuntime(cache_dir=bwrap_backend.cache_dir)
+
+    async def go():
+        prepared = await bwrap_backend.prepare(task)
+        sandbox = await bwrap_backend.create(task, prepared)
+        async with sandbox:
+            await sandbox.exec(f"mkdir -p /tmp/mine/bin {MOUNT.rsplit('/', 1)[0]} && echo planted > /tmp/mine/bin/probe-tool"
+                               f" && ln -s /tmp/mine {MOUNT}")
+            seen = await sandbox.exec_verifier(f"cat {MOUNT}/bin/probe-tool", mounts={MOUNT: runtime.materialise()},
+                                               user="nobody")
+            after = await sandbox.exec(f"test -L {MOUNT} && echo link; ls -A {MOUNT}; cat /tmp/mine/bin/probe-tool")
+            return seen, after
+
+    seen, after = asyncio.run(go())
+    assert "echo probe ok" in seen.stdout and "planted" not in seen.stdout
+    assert after.stdout.split() == ["planted"]  # no link, an empty folder; the agent's own files untouched
+

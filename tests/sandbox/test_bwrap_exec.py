@@ -130,9 +130,27 @@ def test_upload_download_round_trip(in_sandbox, tmp_path):
         missing = await sb.read_file("/data/nope")
         with pytest.raises(FileNotFoundError):
             await sb.get_archive("/data/nope")
-        return ran, single, missing
+        runs = []
+        run = sb.jail.run
 
-    ran, single, missing = in_sandbox(scenario)
+        async def counted(*args, **kwargs):
+            runs.append(args[0])
+            return await run(*args, **kwargs)
+
+        sb.jail.run = counted
+        # Several files: one command per folder; a missing file, folder or name, and a folder, are None.
+        many = await sb.read_files(["/data/in/a.txt", "data/in/run.sh", "/data/in/nope", "/data/in/deep",
+                                    "/data/in/deep/er/b.bin", "/nowhere/x", "/"])
+        none = await sb.read_files(["/data/in/nope", "/data/in/nope2"])
+        del sb.jail.run
+        return ran, single, missing, many, none, len(runs)
+
+    ran, single, missing, many, none, runs = in_sandbox(scenario)
+    assert many == {"/data/in/a.txt": b"alpha\n", "data/in/run.sh": b"#!/bin/sh\necho ran\n", "/data/in/nope": None,
+                    "/data/in/deep": None, "/data/in/deep/er/b.bin": bytes(range(256)) * 100, "/nowhere/x": None,
+                    "/": None}
+    assert none == {"/data/in/nope": None, "/data/in/nope2": None}
+    assert runs == 4  # three folders in the first call ("/" needs no command), one in the second
     assert ran.stdout.split() == ["ran", "755", "644"]
     assert (tmp_path / "in" / "a.txt").read_bytes() == b"alpha\n"
     assert (tmp_path / "in" / "deep/er/b.bin").read_bytes() == bytes(range(256)) * 100
@@ -151,14 +169,15 @@ def test_planted_symlinks_are_not_followed_out(in_sandbox, tmp_path):
                       f"mkdir -p {victim_dir} && ln -s {victim_dir} /drop")
         txt = await sb.read_file("/logs/verifier/reward.txt")
         js = await sb.read_file("/logs/verifier/reward.json")
+        both = await sb.read_files(["/logs/verifier/reward.txt", "/logs/verifier/reward.json"])
         archive = await sb.get_archive("/drop")
         # An upload into the planted link lands inside the sandbox (at the link's in-sandbox target).
         await sb.upload_files({"planted.txt": b"x"}, "/drop")
         landed = await sb.exec(f"ls {victim_dir}")
-        return txt, js, archive, landed
+        return txt, js, both, archive, landed
 
-    txt, js, archive, landed = in_sandbox(scenario)
-    assert txt is None and js is None
+    txt, js, both, archive, landed = in_sandbox(scenario)
+    assert txt is None and js is None and set(both.values()) == {None}
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         members = tar.getmembers()
     assert [(m.name, m.issym()) for m in members] == [("drop", True)]

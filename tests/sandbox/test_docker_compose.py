@@ -264,8 +264,13 @@ services:
       timeout: 1s
       retries: 2
 """
+# main waits for crash to end: a service that dies right after it started is otherwise seen
+# running or gone depending on how fast its shell ran (Docker's `compose up --wait` races the same).
 DIES = """
 services:
+  main:
+    depends_on:
+      crash: {condition: service_completed_successfully}
   crash:
     image: debian:bookworm
     command: ["sh", "-c", "echo 'loading config'; echo 'crash: no such table orders' >&2; exit 4"]

@@ -29,6 +29,31 @@ from .settings import GRPOSettings
 if TYPE_CHECKING:
     from autoenvscaling.api import PluginHost, SandboxBackend, Task
 
+def score_completions_only() -> None:
+    """Have TRL's fused LM head score only the completion tokens on a CPU as well.
+
+    TRL 1.16 projects only the positions that carry a label (the completion) through the LM head on
+    CUDA and XPU; on any other device it projects every position, prompt included, so that a
+    compiler (Neuron's) sees the same tile shapes on every batch. Nothing is compiled on a CPU, and a
+    multi-turn episode's prompt is most of its tokens, so there the projection did several times the
+    work for the same log-probabilities. The switch is TRL's own ``compact`` path (the one it takes
+    on a GPU); only the decision of ``trl.trainer.utils`` is changed, not which kernels run. Done
+    once per process; a TRL without that function is left as it is."""
+    try:
+        import trl.trainer.utils as trl_utils
+    except ImportError:  # pragma: no cover - the trainer depends on trl
+        return
+    decide = getattr(trl_utils, "_use_triton", None)
+    if decide is None or getattr(decide, "completions_only", False):
+        return
+
+    def compact(device: Any) -> bool:
+        return bool(device.type == "cpu" or decide(device))
+
+    compact.completions_only = True  # type: ignore[attr-defined]
+    trl_utils._use_triton = compact
+
+
 EVAL_TEMPERATURE = 0.7
 """Held-out rollouts sample as the flywheel's calibration rollouts do (ROLLOUT_TEMPERATURE)."""
 
@@ -209,6 +234,7 @@ class GRPORun:
         os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
         path = resolve_model(self.model_name)
         cuda = torch.cuda.is_available()
+        score_completions_only()
         tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token

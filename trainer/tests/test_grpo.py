@@ -149,3 +149,38 @@ def test_no_sandbox_survives_a_failed_step(half_solver: Path) -> None:
     assert _jails() == before  # every sandbox of the step was closed: no attempt directory, no mount left
     open_jails = [o for o in gc.get_objects() if type(o).__name__ == "BwrapSandbox" and o.jail.opened and not o.jail.closed]
     assert not open_jails
+
+
+def test_on_a_cpu_only_the_completion_goes_through_the_lm_head(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """TRL scores every position of a sequence on a CPU (the prompt too); after
+    ``score_completions_only`` only the completion's, with the same log-probabilities and entropies."""
+    import torch
+    import trl.trainer.utils as trl_utils
+    from transformers import AutoModelForCausalLM
+    from trl.kernels.chunked_logprob import _use_triton as trl_decision
+
+    from autoenvscaling.llm.tiny import build_tiny_model
+    from autoenvscaling_trainer.training import score_completions_only
+
+    model = AutoModelForCausalLM.from_pretrained(build_tiny_model(tmp_path / "m"), dtype=torch.float32)
+    trl_utils.add_fused_lm_head(model, outputs=("log_probs", "entropy"))
+    ids = torch.randint(0, 2000, (2, 40), generator=torch.Generator().manual_seed(0))
+    labels = ids.masked_fill(torch.arange(40) < 32, -100)  # a 32-token prompt, an 8-token completion
+    rows: list[int] = []
+    apply = trl_utils._ChunkedLogProbFunction.apply
+
+    def counting(hidden: Any, *rest: Any) -> Any:
+        rows.append(hidden.shape[0])
+        return apply(hidden, *rest)
+
+    monkeypatch.setattr(trl_utils._ChunkedLogProbFunction, "apply", counting)
+    monkeypatch.setattr(trl_utils, "_use_triton", trl_decision)  # TRL's own decision (the control)
+    with torch.no_grad():
+        every = model(input_ids=ids, labels=labels, fused_lm_head=True)
+        score_completions_only()
+        score_completions_only()  # once per process: a second call changes nothing
+        completion = model(input_ids=ids, labels=labels, fused_lm_head=True)
+    assert rows == [2 * 39, 2 * 8]  # the control projects all 39 shifted positions of each row
+    assert torch.allclose(every.log_probs, completion.log_probs, atol=1e-5)
+    assert torch.allclose(every.entropy, completion.entropy, atol=1e-5)
+    assert bool((completion.log_probs[:, 31:] < 0).all()) and bool((completion.log_probs[:, :31] == 0).all())
