@@ -125,15 +125,19 @@ def _cgroup_parent(controller: str, probe: str) -> Path | None:
         if (controller and controller in controllers.split(",")) or (not controller and controllers == ""):
             own = path
     parent = mount / own.lstrip("/") / "autoenvscaling"
-    try:
-        parent.mkdir(exist_ok=True)
-        probe_dir = parent / f"probe-{os.getpid()}"
-        probe_dir.mkdir(exist_ok=True)
-        ok = (probe_dir / probe).exists()
-        probe_dir.rmdir()
-    except OSError:
-        return None
-    return parent if ok else None
+    for _ in range(5):
+        try:
+            parent.mkdir(exist_ok=True)
+            probe_dir = parent / f"probe-{os.getpid()}"
+            probe_dir.mkdir(exist_ok=True)
+            ok = (probe_dir / probe).exists()
+            probe_dir.rmdir()
+        except FileNotFoundError:  # another process, exiting, removed the empty parent meanwhile
+            continue
+        except OSError:
+            return None
+        return parent if ok else None
+    return None
 
 
 def _remove_if_empty(paths: list[Path]) -> None:
@@ -370,7 +374,11 @@ def cleanup_stale() -> list[str]:
     for parent in (facts.memory_cgroup, facts.pids_cgroup, facts.kill_cgroup):
         if parent is None:
             continue
-        for entry in parent.iterdir():
+        try:
+            entries = list(parent.iterdir())
+        except FileNotFoundError:  # removed, empty, by another process's exit: nothing stale in it
+            continue
+        for entry in entries:
             if entry.is_dir() and not owner_alive(entry.name):
                 Cgroups(entry.name, 0, 0, facts, dirs=[entry]).remove()
                 removed.append(str(entry))

@@ -251,6 +251,52 @@ def test_stale_attempts_are_cleaned_up():
         assert not cgroup.exists()
 
 
+def test_a_cgroup_parent_another_process_removed_is_no_error(tmp_path, monkeypatch):
+    """Every process removes the shared parent of its cgroups at exit when it is empty; another may
+    be starting at that moment. Its stale sweep finds nothing to sweep (it raised FileNotFoundError,
+    failing the task being checked), and its probe makes the parent again (it turned the memory
+    cgroup off for the whole process)."""
+    import dataclasses
+
+    from autoenvscaling.sandbox import isolation
+
+    gone = tmp_path / "gone" / "autoenvscaling"
+    facts = dataclasses.replace(host_facts(), root=True, memory_cgroup=gone, pids_cgroup=gone, kill_cgroup=gone)
+    monkeypatch.setattr(isolation, "host_facts", lambda: facts)
+    monkeypatch.setattr(isolation, "run_dir", lambda: tmp_path / "run")
+    (tmp_path / "run").mkdir()
+    with pytest.raises(FileNotFoundError):
+        list(gone.iterdir())  # what the sweep met
+    assert isolation.cleanup_stale() == []
+
+    own = next(line.split(":", 2)[2] for line in open("/proc/self/cgroup").read().splitlines()
+               if "memory" in line.split(":", 2)[1].split(","))
+    mount = tmp_path / "cgroupfs"
+    (mount / own.lstrip("/")).mkdir(parents=True)
+    monkeypatch.setattr(isolation, "_cgroup_mount", lambda controller: mount)
+    real_mkdir, real_rmdir, removed = os.mkdir, os.rmdir, []
+
+    def mkdir(path, mode=0o777, **kwargs):  # a cgroup file system: a new folder holds the controller's files
+        name = os.path.basename(path)
+        if name.startswith("probe-") and not removed:  # another process's exit, just before
+            removed.append(os.path.dirname(path))
+            real_rmdir(os.path.dirname(path))
+        real_mkdir(path, mode, **kwargs)
+        if name.startswith("probe-"):
+            open(os.path.join(path, "memory.limit_in_bytes"), "w").close()
+
+    monkeypatch.setattr(os, "mkdir", mkdir)
+
+    def rmdir(path, **kwargs):  # ... whose files go with it
+        for name in os.listdir(path):
+            os.unlink(os.path.join(path, name))
+        real_rmdir(path, **kwargs)
+
+    monkeypatch.setattr(os, "rmdir", rmdir)
+    parent = isolation._cgroup_parent("memory", "memory.limit_in_bytes")
+    assert removed and parent == mount / own.lstrip("/") / "autoenvscaling" and parent.is_dir()
+
+
 def test_protections_are_reported_truthfully(backend):
     facts = host_facts()
     report = {p.name: p for p in backend.protections()}
