@@ -152,4 +152,3 @@ def named_files(data: bytes, names: Sequence[str], *, limit: int) -> dict[str, b
                 fh = tar.extractfile(member)
                 found[name] = fh.read() if fh else None
     return found
-

@@ -29,6 +29,7 @@ from .settings import GRPOSettings
 if TYPE_CHECKING:
     from autoenvscaling.api import PluginHost, SandboxBackend, Task
 
+
 def score_completions_only() -> None:
     """Have TRL's fused LM head score only the completion tokens on a CPU as well.
 
