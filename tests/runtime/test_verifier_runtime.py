@@ -97,24 +97,32 @@ def test_a_plugins_runtime_reaches_its_domains_verifier_only(bwrap_backend):
     assert "probe-tool: command not found" in other.steps[-1].verifier.output_tail
 
 
+def _verify_in_probe_sandbox(backend, agent: str, verifier: str, after: str):
+    """A probe-domain sandbox: the agent's command, then ``verifier`` as the verifier's command with
+    the probe runtime at MOUNT, then ``after`` as the agent again. Returns both outputs and the
+    attempt's changes under MOUNT."""
+    task = probe_task("probe")
+    runtime = ProbeRuntime(cache_dir=backend.cache_dir)
+
+    async def go():
+        prepared = await backend.prepare(task)
+        sandbox = await backend.create(task, prepared)
+        async with sandbox:
+            await sandbox.exec(agent)
+            seen = await sandbox.exec_verifier(verifier, mounts={MOUNT: runtime.materialise()}, user="nobody")
+            later = await sandbox.exec(after)
+            changes = [c.path for c in await sandbox.changes() if c.path.startswith(MOUNT + "/")]
+            return seen, later, changes
+
+    return asyncio.run(go())
+
+
 def test_the_runtime_is_there_for_the_verifiers_command_alone(bwrap_backend):
     """Bound read-only into that one exec (any user can read it); never in the agent's commands, and
     nothing of it lands in the attempt's layer."""
-    task = probe_task("probe")
-    runtime = ProbeRuntime(cache_dir=bwrap_backend.cache_dir)
-
-    async def go():
-        prepared = await bwrap_backend.prepare(task)
-        sandbox = await bwrap_backend.create(task, prepared)
-        async with sandbox:
-            await sandbox.exec(f"mkdir -p {MOUNT}/bin && echo planted > {MOUNT}/bin/probe-tool")  # the agent's
-            seen = await sandbox.exec_verifier(f"cat {MOUNT}/bin/probe-tool; touch {MOUNT}/x || echo read-only",
-                                               mounts={MOUNT: runtime.materialise()}, user="nobody")
-            after = await sandbox.exec(f"ls -A {MOUNT}; echo end")
-            changes = [c.path for c in await sandbox.changes() if c.path.startswith(MOUNT + "/")]
-            return seen, after, changes
-
-    seen, after, changes = asyncio.run(go())
+    seen, after, changes = _verify_in_probe_sandbox(
+        bwrap_backend, f"mkdir -p {MOUNT}/bin && echo planted > {MOUNT}/bin/probe-tool",
+        f"cat {MOUNT}/bin/probe-tool; touch {MOUNT}/x || echo read-only", f"ls -A {MOUNT}; echo end")
     assert "echo probe ok" in seen.stdout and "planted" not in seen.stdout and "read-only" in seen.stdout
     assert after.stdout.split() == ["end"] and changes == []
 
@@ -122,21 +130,9 @@ def test_the_runtime_is_there_for_the_verifiers_command_alone(bwrap_backend):
 def test_a_mount_point_the_agent_made_a_link_is_put_back_before_the_runtime_is_bound(bwrap_backend):
     """The agent's symlink at the mount point (to a folder of its own tools) is removed and the folder
     made in one trusted command; the verifier's command sees the runtime, and the link is gone."""
-    task = probe_task("probe")
-    runtime = ProbeRuntime(cache_dir=bwrap_backend.cache_dir)
-
-    async def go():
-        prepared = await bwrap_backend.prepare(task)
-        sandbox = await bwrap_backend.create(task, prepared)
-        async with sandbox:
-            await sandbox.exec(f"mkdir -p /tmp/mine/bin {MOUNT.rsplit('/', 1)[0]} && echo planted > /tmp/mine/bin/probe-tool"
-                               f" && ln -s /tmp/mine {MOUNT}")
-            seen = await sandbox.exec_verifier(f"cat {MOUNT}/bin/probe-tool", mounts={MOUNT: runtime.materialise()},
-                                               user="nobody")
-            after = await sandbox.exec(f"test -L {MOUNT} && echo link; ls -A {MOUNT}; cat /tmp/mine/bin/probe-tool")
-            return seen, after
-
-    seen, after = asyncio.run(go())
+    seen, after, _ = _verify_in_probe_sandbox(
+        bwrap_backend, f"mkdir -p /tmp/mine/bin {MOUNT.rsplit('/', 1)[0]} && echo planted > /tmp/mine/bin/probe-tool"
+                       f" && ln -s /tmp/mine {MOUNT}",
+        f"cat {MOUNT}/bin/probe-tool", f"test -L {MOUNT} && echo link; ls -A {MOUNT}; cat /tmp/mine/bin/probe-tool")
     assert "echo probe ok" in seen.stdout and "planted" not in seen.stdout
     assert after.stdout.split() == ["planted"]  # no link, an empty folder; the agent's own files untouched
-
