@@ -69,7 +69,9 @@ POINTS: dict[str, Point] = {
     # A task folder half written: its first file, in the staging folder (suite adds and exports).
     "file": Point(("autoenvscaling.tasks.harbor:write_synced", "autoenvscaling.suite.harbor_format:write_synced"),
                   _file_key),
-    # The run database (rundb.py): a unit (with its round's seconds), a review, a round's metrics; the report.
+    # The run database (rundb.py): a phase A outcome kept, a unit (with its round's seconds), a review,
+    # a round's metrics; the report.
+    "pending": Point(("autoenvscaling.flywheel.rundb:RunDB.keep_outcome",), lambda a, c: a[1]),
     "unit": Point(("autoenvscaling.flywheel.rundb:RunDB.record_unit",), lambda a, c: a[1].key),
     "review": Point(("autoenvscaling.flywheel.rundb:RunDB.record_review",), lambda a, c: f"{a[1].round}/{a[1].key}"),
     "metrics": Point(("autoenvscaling.flywheel.rundb:RunDB.set_metrics",), lambda a, c: str(a[1])),

@@ -345,10 +345,13 @@ def _kept(out: Path) -> str:
     db = RunDB(out / RUN_DB)
     try:
         units = db.units()
+        kept = db.kept_count()
     finally:
         db.close()
     admitted = sum(1 for u in units if u.outcome == "admitted")
-    return f"{len(units)} proposal(s) recorded in {out / RUN_DB}, {admitted} admitted; nothing in flight was kept"
+    waiting = f", {kept} more proposed and validated (kept for --resume)" if kept else ""
+    return (f"{len(units)} proposal(s) recorded in {out / RUN_DB}, {admitted} admitted{waiting}; "
+            "nothing in flight was kept")
 
 
 class _RichProgress(Progress):

@@ -3,6 +3,7 @@ run the phase A gates on it (``loop.py`` admits from the outcomes, in slot order
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -13,6 +14,7 @@ from ..gates.validate import Validator, validate_task
 from ..llm.budget import Budget, MeteredLLM
 from ..proposers.base import Proposal
 from ..tasks import Task, qualified_name
+from ..tasks.harbor import task_from_blob, task_to_blob
 from .assignments import Assignment
 
 if TYPE_CHECKING:
@@ -27,6 +29,24 @@ class ProposeOutcome(BaseModel):
     proposal: Proposal
     task: Task | None = None
     report: ValidationReport | None = None
+
+    def dump(self) -> tuple[str, bytes | None, bytes | None]:
+        """The outcome as run.sqlite keeps it until its unit is recorded: JSON, and the proposal's
+        task and the named task as directory tars (their bytes exactly, as the suite will write them)."""
+        data = {"proposal": self.proposal.model_dump(mode="json", exclude={"task"}),
+                "report": self.report.model_dump(mode="json") if self.report is not None else None}
+        proposed = self.proposal.task
+        return (json.dumps(data), task_to_blob(proposed) if proposed is not None else None,
+                task_to_blob(self.task) if self.task is not None else None)
+
+    @classmethod
+    def load(cls, outcome: str, proposed: bytes | None, task: bytes | None) -> ProposeOutcome:
+        """The outcome ``dump`` kept."""
+        data = json.loads(outcome)
+        proposal = Proposal.model_validate({**data["proposal"],
+                                            "task": task_from_blob(proposed) if proposed is not None else None})
+        report = ValidationReport.model_validate(data["report"]) if data["report"] is not None else None
+        return cls(proposal=proposal, task=task_from_blob(task) if task is not None else None, report=report)
 
 
 class ProposeJob(Job):

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import tarfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..domains.base import DIFFICULTIES, Domain
-from ..errors import ConfigError, UsageError
+from ..errors import AESError, ConfigError, UsageError
 from ..executors.base import Executor, LocalExecutor
 from ..executors.jobs import AgentSpec, AttemptJob, LLMSpec, SolverSpec, TaskRef, WorkerSetup
 from ..gates.base import GateContext, GateResult, GateSettings, ValidationReport
@@ -399,10 +400,21 @@ class Flywheel:
         self.progress.status(f"proposing and validating {len(todo)} task(s)")
         by_key = {u.key: u for u in todo}
         done: dict[str, Candidate] = {}
-        async for result in self.executor.map(self._propose_job(u, pool, budget) for u in todo):
+        for unit in todo:  # phase A outcomes a killed run kept: not proposed and validated again
+            kept = self.db.kept_outcome(unit.key)
+            if kept is None:
+                continue
+            try:
+                outcome = ProposeOutcome.load(*kept)
+            except (ValueError, OSError, tarfile.TarError, AESError):  # unreadable (another version wrote it): redo
+                continue
+            done[unit.key] = Candidate(unit, outcome.proposal, outcome.task, outcome.report)
+        jobs = [self._propose_job(u, pool, budget) for u in todo if u.key not in done]
+        async for result in self.executor.map(jobs):
             unit = by_key[result.key]
             value = result.value
             if result.ok and isinstance(value, ProposeOutcome):
+                self.db.keep_outcome(unit.key, *value.dump())
                 done[unit.key] = Candidate(unit, value.proposal, value.task, value.report)
                 continue
             # A bug (in a generator, a gate, ...) or a worker that kept dying is data for this unit, never

@@ -8,7 +8,9 @@ wall time of each round's finished batches and why a budget stopped a round). A 
 of a task. A unit's rows are written in one transaction after its effects on the suite are made, so
 after a SIGKILL a unit is either recorded in full or not at all; an unrecorded unit is recomputed on
 ``--resume`` (deterministic from its key and seed), and the suite's keyed, idempotent ``add`` makes
-a repeated admission a no-op.
+a repeated admission a no-op. What a proposal slot's phase A (propose, the phase A gates) returned is
+kept in pending as soon as it arrives, until the unit is recorded: a resumed run takes it from there
+rather than proposing (model calls) and validating (sandboxes) again.
 """
 
 from __future__ import annotations
@@ -60,6 +62,9 @@ CREATE TABLE IF NOT EXISTS trainings (
 );
 CREATE TABLE IF NOT EXISTS training_steps (                             -- a training's per-step figures
     round INTEGER NOT NULL, idx INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (round, idx)
+);
+CREATE TABLE IF NOT EXISTS pending (                                    -- phase A outcomes of unrecorded units
+    key TEXT PRIMARY KEY, outcome TEXT NOT NULL, proposed BLOB, task BLOB
 );
 """
 
@@ -212,6 +217,20 @@ class RunDB:
     def done(self, key: str) -> bool:
         return self.db.execute("SELECT 1 FROM proposals WHERE key = ?", (key,)).fetchone() is not None
 
+    def keep_outcome(self, key: str, outcome: str, proposed: bytes | None, task: bytes | None) -> None:
+        """A unit's phase A outcome (``ProposeOutcome.dump``), kept until the unit is recorded: a run
+        killed before then resumes from it instead of proposing and validating again."""
+        with self.transaction() as db:
+            db.execute("INSERT OR REPLACE INTO pending (key, outcome, proposed, task) VALUES (?, ?, ?, ?)",
+                       (key, outcome, proposed, task))
+
+    def kept_count(self) -> int:
+        return int(self.db.execute("SELECT COUNT(*) FROM pending").fetchone()[0])
+
+    def kept_outcome(self, key: str) -> tuple[str, bytes | None, bytes | None] | None:
+        row = self.db.execute("SELECT outcome, proposed, task FROM pending WHERE key = ?", (key,)).fetchone()
+        return (row["outcome"], row["proposed"], row["task"]) if row else None
+
     def record_unit(self, unit: UnitRecord, task: Task | None, rollouts: list[RolloutRow], *,
                     seconds: float = 0.0) -> None:
         """The unit's proposal, its validation report and its rollouts, in one transaction, with the
@@ -223,6 +242,7 @@ class RunDB:
             if seconds:
                 _add_seconds(db, unit.round, seconds)
             _insert(db, "proposals", data)
+            db.execute("DELETE FROM pending WHERE key = ?", (unit.key,))
             if unit.report is not None:
                 report = unit.report
                 _insert(db, "validations", {"key": unit.key, "task_name": report.get("name") or unit.task_name or "",

@@ -161,6 +161,9 @@ async def _agent_processes(sandbox: "DockerSandbox") -> list[str]:
     return [pid for pid in table if pid != "1" and pid not in own]
 
 
+TOP_TRIES = 3  # how many answers of the engine's process list may fail to parse before the check fails
+
+
 async def _process_table(sandbox: "DockerSandbox") -> dict[str, str] | None:
     """pid -> ppid of each process as the container numbers them, from podman's own endpoint (it reads
     /proc from outside; the compatible one runs ps inside the container). None where the engine has
@@ -169,11 +172,19 @@ async def _process_table(sandbox: "DockerSandbox") -> dict[str, str] | None:
     cid = sandbox.container_id
 
     def top() -> dict[str, Any] | None:
-        res = api._get(api.base_url + f"/v4.0.0/libpod/containers/{cid}/top", params={"ps_args": "pid,ppid"})
-        if res.status_code == 404 and "no such container" not in res.text:  # not podman
-            return None
-        api._raise_for_status(res)
-        return dict(res.json())
+        body = ""
+        for _ in range(TOP_TRIES):
+            res = api._get(api.base_url + f"/v4.0.0/libpod/containers/{cid}/top", params={"ps_args": "pid,ppid"})
+            if res.status_code == 404 and "no such container" not in res.text:  # not podman
+                return None
+            api._raise_for_status(res)
+            try:
+                return dict(res.json())
+            except ValueError:  # an empty answer (seen on a loaded machine while processes came and went)
+                body = res.text
+        raise SandboxError(f"the engine's process list was not JSON {TOP_TRIES} times in a row: {body[:80]!r}",
+                           hint="the attempt cannot be checked for agent processes; check the engine "
+                                "(autoenvscaling doctor)")
 
     got = await sandbox.backend.call(top, what="list processes")
     if got is None:

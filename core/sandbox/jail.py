@@ -20,7 +20,7 @@ from ..errors import SandboxError
 from .isolation import (DEFAULT_PATH, FILE_TIMEOUT, RUN_DIR_MODE, SANDBOX_GID, SANDBOX_UID, TRUSTED_TARGET, UID_RANGE,
                         Cgroups, bind_readonly, host_facts, mount_overlay, mount_pristine, mount_tmpfs, mounts_under,
                         owner_tag, run_dir, umount)
-from .launcher import LAUNCH_ENV, ROOT, Identity, Launcher, Limits, Namespaces, Outcome, run_captured
+from .launcher import LAUNCH_ENV, ROOT, Identity, Launcher, Limits, Namespaces, Outcome, reap, run_captured
 
 _counter = iter(range(1, 1 << 62))
 
@@ -237,9 +237,10 @@ class Service:
 
     async def finished(self, timeout: float = 5.0) -> None:
         """Wait (on the event loop that started it) until its output is read to the end and it was
-        reaped; after the jail closed that takes a moment. A pipe still held open is given up on."""
+        reaped; after the jail closed that takes a moment. A pipe still held open is given up on
+        after ``timeout``; the process, killed with the jail, is waited for in any case."""
         try:
             await asyncio.wait_for(asyncio.shield(self._reader), timeout)
-            await asyncio.wait_for(self.proc.wait(), timeout)
         except asyncio.TimeoutError:
             self._reader.cancel()
+        await reap(self.proc)

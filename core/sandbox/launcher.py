@@ -371,6 +371,7 @@ async def run_captured(argv: list[str], *, stdin: bytes | None, timeout: float, 
             await asyncio.wait_for(work, 10)
         except asyncio.TimeoutError:  # a pipe still held open: give up on the rest of the output
             work.cancel()
+            await reap(proc)
     except asyncio.CancelledError:
         _kill(proc, kill)
         raise
@@ -378,6 +379,17 @@ async def run_captured(argv: list[str], *, stdin: bytes | None, timeout: float, 
     return Outcome(exit_code=None if timed_out else code, stdout=out.data(), stderr=err.data(),
                    seconds=time.monotonic() - start, timed_out=timed_out,
                    truncated=out.truncated or err.truncated, tail=b"".join(tail)[-tail_bytes:] if tail_bytes else b"")
+
+
+# How long a killed bwrap may take to exit: its pid namespace's processes all die first, which on a
+# loaded machine can take a while. Not waiting would leave it running after the attempt ended.
+REAP_TIMEOUT = 120.0
+
+
+async def reap(proc: asyncio.subprocess.Process) -> None:
+    """Wait for a process that was killed to exit (a wait that cannot end is given up on)."""
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(proc.wait(), REAP_TIMEOUT)
 
 
 def _kill(proc: asyncio.subprocess.Process, kill: Callable[[], None]) -> None:

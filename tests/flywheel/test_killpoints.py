@@ -16,11 +16,11 @@ from autoenvscaling.llm.scripted_server import ScriptedOpenAIServer
 
 from ..killpoints import Chain, KillPoints, suite_state
 
-# The suite's commits of an admission (a pending row, the task folder, the row ready, dataset.toml)
-# or of a task leaving the pool (its row deleted, dataset.toml), then run.sqlite's: a unit recorded,
-# a review recorded, a round's metrics; and the report.
-POINTS = ["index-insert", "task-dir", "index-ready", "index-delete", "manifest", "unit", "review", "metrics",
-          "report"]
+# run.sqlite's phase A outcome kept, the suite's commits of an admission (a pending row, the task
+# folder, the row ready, dataset.toml) or of a task leaving the pool (its row deleted, dataset.toml),
+# then run.sqlite's: a unit recorded, a review recorded, a round's metrics; and the report.
+POINTS = ["pending", "index-insert", "task-dir", "index-ready", "index-delete", "manifest", "unit", "review",
+          "metrics", "report"]
 
 
 def _run_state(out: Path) -> dict[str, Any]:
@@ -48,6 +48,14 @@ def _chain(tmp_path: Path, args: list[str]) -> tuple[Chain, Path, Path]:
     return chain, tmp_path / "reference" / "out", tmp_path / "killed" / "out"
 
 
+def _kept_once(steps: Path) -> None:
+    """Every phase A outcome was kept once in the whole chain: a resumed run took the kept ones from
+    run.sqlite rather than proposing and validating them again (step 1 is the reference run)."""
+    kept = [line.split(" ", 1)[1] for log in sorted(steps.glob("step-*.log")) if log.name != "step-1.log"
+            for line in log.read_text().splitlines() if line.startswith("commit pending:")]
+    assert kept and len(kept) == len(set(kept)), sorted(k for k in kept if kept.count(k) > 1)
+
+
 def _same_run(expected: Path, got: Path) -> None:
     want = suite_state(expected)
     assert want.records and want.problems == [] and want.strays == []
@@ -61,6 +69,12 @@ def _same_run(expected: Path, got: Path) -> None:
             assert db.spent(r)["seconds"] > 0, f"round {r} lost its seconds"
     finally:
         db.close()
+    for out in (expected, got):  # every kept outcome went with its unit's record
+        db = RunDB(out / "run.sqlite")
+        try:
+            assert db.db.execute("SELECT COUNT(*) FROM pending").fetchone()[0] == 0
+        finally:
+            db.close()
     assert (got / "report.html").is_file() and not (got / "errors.log").exists()
     assert sorted(p.name for p in got.iterdir()) == sorted(p.name for p in expected.iterdir())
 
@@ -70,6 +84,7 @@ def test_generate_killed_at_every_commit(tmp_path: Path, backend: Any, record_pr
     record_property("kill_points", {"command": "generate", "kills": len(chain.kills)})
     assert len(chain.kills) >= 20, chain
     _same_run(expected, got)
+    _kept_once(tmp_path / "steps")
 
 
 @pytest.mark.parametrize(("rounds", "replaced"), [
@@ -87,6 +102,7 @@ def test_run_killed_at_every_commit(tmp_path: Path, backend: Any, seeded_toy_sol
     record_property("kill_points", {"command": "run", "kills": len(chain.kills)})
     assert len(chain.kills) >= 20, chain
     _same_run(expected, got)
+    _kept_once(tmp_path / "steps")
     db = RunDB(expected / "run.sqlite")
     left = [r for r in db.reviews() if r.verdict == "left"]
     # (Reviews run concurrently: which of them a resumed run records first, and so is killed at, varies.)

@@ -1,8 +1,12 @@
-"""The run database: a unit's rows go in together, a recomputed unit replaces them, tasks round-trip."""
+"""The run database: a unit's rows go in together, a recomputed unit replaces them, tasks round-trip, and
+a unit's phase A outcome is kept until the unit is recorded."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
+
+import pytest
 
 from autoenvscaling.flywheel.rundb import RolloutRow, RunDB, UnitRecord, task_from_blob, task_to_blob
 from autoenvscaling.testing import ToyDomain
@@ -35,4 +39,93 @@ def test_units_validations_and_rollouts(tmp_path: Path) -> None:
     db.record_unit(failed, None, [], seconds=2.5)  # the round's wall time goes in with the unit
     assert db.task(failed.key) is None and db.units()[1].report is None
     assert db.spent(0)["seconds"] == 2.5 and db.spent(1)["seconds"] == 0 and db.spent()["seconds"] == 2.5
+    db.close()
+
+
+def test_a_phase_a_outcome_is_kept_until_its_unit_is_recorded(tmp_path: Path) -> None:
+    """What a resumed run reads back is the outcome as phase A returned it: the proposal with its
+    cost and task, the task named for the suite byte for byte, the report with every gate."""
+    from autoenvscaling.flywheel.jobs import ProposeOutcome
+    from autoenvscaling.gates.base import Evidence, GateResult, ValidationReport
+    from autoenvscaling.proposers.base import Proposal
+
+    proposed = ToyDomain().generate("count-lines", seed=4)
+    named = proposed.renamed("toy-count-lines-r0-s0")
+    gate = GateResult(name="oracle", status="pass", reason="oracle reward 1", seconds=1.25,
+                      evidence=[Evidence(command="oracle: solution/solve.sh, then tests/test.sh",
+                                         values={"reward": 1.0}, output_tail="1 passed")])
+    report = ValidationReport(task="r00-s000", name=named.name, status="valid", reason="all gates passed",
+                              gates=[gate], seconds=2.5, digest=named.digest())
+    outcome = ProposeOutcome(proposal=Proposal(task=proposed, kind="prompt", model="m", tokens_in=10, tokens_out=20,
+                                               attempts=2, seconds=3.0, transcript=[{"role": "user", "content": "x"}]),
+                             task=named, report=report)
+    db = RunDB(tmp_path / "run.sqlite")
+    assert db.kept_outcome("r00-s000") is None and db.kept_count() == 0
+    db.keep_outcome("r00-s000", *outcome.dump())
+    kept = db.kept_outcome("r00-s000")
+    assert kept is not None
+    back = ProposeOutcome.load(*kept)
+    assert back == outcome and back.task is not None and back.task.digest() == named.digest()
+    assert back.proposal.task is not None and back.proposal.task.digest() == proposed.digest()
+    nothing = ProposeOutcome(proposal=Proposal(task=None, kind="prompt", refused=True, error="the model refused"))
+    db.keep_outcome("r00-s001", *nothing.dump())
+    assert ProposeOutcome.load(*db.kept_outcome("r00-s001") or ("", None, None)) == nothing
+    unit = UnitRecord(key="r00-s000", round=0, slot=0, seed=1, domain="toy", proposer="prompt", outcome="admitted")
+    db.record_unit(unit, named, [])  # the unit's record takes its kept outcome with it, in one transaction
+    assert db.kept_outcome("r00-s000") is None and db.kept_outcome("r00-s001") is not None and db.kept_count() == 1
+    db.close()
+
+
+def test_the_interrupt_message_counts_the_kept_outcomes(tmp_path: Path) -> None:
+    from autoenvscaling.cli.flywheel_cmd import _kept
+    from autoenvscaling.flywheel.jobs import ProposeOutcome
+    from autoenvscaling.proposers.base import Proposal
+
+    assert _kept(tmp_path) == f"nothing was recorded yet in {tmp_path}"
+    db = RunDB(tmp_path / "run.sqlite")
+    db.record_unit(UnitRecord(key="r00-s000", round=0, slot=0, seed=1, domain="toy", proposer="procedural",
+                              outcome="admitted"), ToyDomain().generate("count-lines", seed=1), [])
+    db.close()
+    assert _kept(tmp_path).endswith("run.sqlite, 1 admitted; nothing in flight was kept")
+    db = RunDB(tmp_path / "run.sqlite")
+    db.keep_outcome("r00-s001", *ProposeOutcome(proposal=Proposal(task=None, kind="procedural")).dump())
+    db.close()
+    assert _kept(tmp_path).endswith(
+        "1 admitted, 1 more proposed and validated (kept for --resume); nothing in flight was kept")
+
+
+def test_an_unreadable_kept_outcome_is_proposed_and_validated_again(tmp_path: Path) -> None:
+    """The kept outcome only saves work: one another version wrote (or a damaged row) is done again."""
+    from autoenvscaling.flywheel.loop import Flywheel, FlywheelConfig
+    from autoenvscaling.plugins import create_host
+    from autoenvscaling.sandbox.bwrap import BwrapBackend
+    from autoenvscaling.testing import toy
+
+    ok, why = BwrapBackend.available()
+    if not ok:
+        pytest.skip(f"bubblewrap is unavailable here: {why}")
+    from autoenvscaling.suite.store import SuiteStore
+
+    out = tmp_path / "run"
+    SuiteStore(out).close()  # the folder a killed run left: a suite beside run.sqlite
+    db = RunDB(out / "run.sqlite")
+    db.keep_outcome("r00-s000", '{"proposal": {"kind": "procedural"}, "report": null}', b"not a tar", None)
+    db.keep_outcome("r00-s001", '{"proposal": {"kind": 7}', None, None)
+    db.close()
+    fw = Flywheel(FlywheelConfig(seed=1, rounds=1, per_round=2, mix={"toy": 1.0}), out,
+                  host=create_host(entrypoints=False, plugins=[toy]), backend=BwrapBackend(), resume=True)
+
+    async def go() -> None:
+        try:
+            await fw.run()
+        finally:
+            await fw.executor.aclose()
+
+    try:
+        asyncio.run(go())
+    finally:
+        fw.close()
+    db = RunDB(out / "run.sqlite")
+    assert [(u.key, u.outcome) for u in db.units()] == [("r00-s000", "admitted"), ("r00-s001", "admitted")]
+    assert db.kept_count() == 0
     db.close()

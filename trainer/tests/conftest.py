@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
@@ -27,25 +28,59 @@ from trainer_helpers import IDLES, SOLVES, count_task, solver_messages  # noqa: 
 
 
 @pytest.fixture(scope="session")
-def half_solver(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+def half_solver() -> Path:
+    """Built once per machine: kept in the tests' cache under a digest of what makes it (the solver's
+    prompt, the code of the tiny model, the chat template and this recipe, torch's and transformers'
+    versions); the first worker to need it builds it under a lock, the others wait and read it."""
+    import fcntl
+    import hashlib
+    import shutil
 
-    from autoenvscaling.llm.chat_template import ChatTemplate
-    from autoenvscaling.llm.tiny import build_tiny_model
+    import torch
+    import transformers
+
+    import autoenvscaling.llm.chat_template as chat_template
+    import autoenvscaling.llm.tiny as tiny
     from autoenvscaling.sandbox.bwrap import BwrapBackend
 
     ok, why = BwrapBackend.available()
     if not ok:
         pytest.skip(f"bubblewrap is unavailable here: {why}")
-    path = build_tiny_model(tmp_path_factory.mktemp("half-solver") / "model", seed=1)
-    tokenizer = AutoTokenizer.from_pretrained(path)
-    model = AutoModelForCausalLM.from_pretrained(path)
     backend = BwrapBackend()
     try:
-        prompts = [ChatTemplate(tokenizer).render(solver_messages(count_task(s), backend)) for s in (0,)]
+        messages = solver_messages(count_task(0), backend)
     finally:
         asyncio.run(backend.aclose())
+    digest = hashlib.sha256()
+    for part in (repr(messages), torch.__version__, transformers.__version__):
+        digest.update(part.encode() + b"\0")
+    for source in (tiny.__file__, chat_template.__file__, __file__, HERE / "trainer_helpers.py"):
+        digest.update(Path(str(source)).read_bytes() + b"\0")
+    cache = Path(os.environ.get("AUTOENVSCALING_CACHE", "/tmp/autoenvscaling-test-cache")) / "trainer"
+    cache.mkdir(parents=True, exist_ok=True)
+    folder = cache / f"half-solver-{digest.hexdigest()[:16]}"
+    with open(cache / "half-solver.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / "model" / "config.json").is_file():
+            partial = cache / f".{folder.name}.partial"
+            shutil.rmtree(partial, ignore_errors=True)
+            _train_half_solver(partial / "model", messages)
+            shutil.rmtree(folder, ignore_errors=True)
+            partial.rename(folder)
+    return folder / "model"
+
+
+def _train_half_solver(path: Path, messages: list) -> None:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from autoenvscaling.llm.chat_template import ChatTemplate
+    from autoenvscaling.llm.tiny import build_tiny_model
+
+    build_tiny_model(path, seed=1)
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path)
+    prompts = [ChatTemplate(tokenizer).render(messages)]
     end = tokenizer.decode([model.generation_config.eos_token_id])
     examples = []
     for prompt in prompts:
@@ -66,4 +101,3 @@ def half_solver(tmp_path_factory: pytest.TempPathFactory) -> Path:
             optimizer.step()
             optimizer.zero_grad()
     model.save_pretrained(path)
-    return path

@@ -161,7 +161,8 @@ def test_the_served_solver_follows_the_trained_checkpoint(half_solver: Path, tmp
     assert [t.solver.model for t in trainings[:2]] == checkpoints
     assert [model for model, _, _ in asked] == [str(half_solver), *checkpoints]  # each round's solver, served
     assert [(spec.backend, spec.model) for _, spec, _ in asked] == [
-        ("llama-server", "half-solver0-model"), ("llama-server", "round-0-model"), ("llama-server", "round-1-model")]
+        ("llama-server", f"{half_solver.parent.name}-model"), ("llama-server", "round-0-model"),
+        ("llama-server", "round-1-model")]
     assert [running for _, _, running in asked] == [[str(half_solver)], [str(half_solver), checkpoints[0]],
                                                     [str(half_solver), checkpoints[1]]]  # round 1's retired round 0's
     assert all((Path(c) / "model.gguf").is_file() for c in checkpoints)
