@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-
-import pytest
+from typing import Any
 
 from autoenvscaling.flywheel.rundb import RolloutRow, RunDB, UnitRecord, task_from_blob, task_to_blob
 from autoenvscaling.testing import ToyDomain
@@ -94,16 +93,12 @@ def test_the_interrupt_message_counts_the_kept_outcomes(tmp_path: Path) -> None:
         "1 admitted, 1 more proposed and validated (kept for --resume); nothing in flight was kept")
 
 
-def test_an_unreadable_kept_outcome_is_proposed_and_validated_again(tmp_path: Path) -> None:
+def test_an_unreadable_kept_outcome_is_proposed_and_validated_again(tmp_path: Path, backend: Any) -> None:
     """The kept outcome only saves work: one another version wrote (or a damaged row) is done again."""
     from autoenvscaling.flywheel.loop import Flywheel, FlywheelConfig
     from autoenvscaling.plugins import create_host
-    from autoenvscaling.sandbox.bwrap import BwrapBackend
     from autoenvscaling.testing import toy
 
-    ok, why = BwrapBackend.available()
-    if not ok:
-        pytest.skip(f"bubblewrap is unavailable here: {why}")
     from autoenvscaling.suite.store import SuiteStore
 
     out = tmp_path / "run"
@@ -113,7 +108,7 @@ def test_an_unreadable_kept_outcome_is_proposed_and_validated_again(tmp_path: Pa
     db.keep_outcome("r00-s001", '{"proposal": {"kind": 7}', None, None)
     db.close()
     fw = Flywheel(FlywheelConfig(seed=1, rounds=1, per_round=2, mix={"toy": 1.0}), out,
-                  host=create_host(entrypoints=False, plugins=[toy]), backend=BwrapBackend(), resume=True)
+                  host=create_host(entrypoints=False, plugins=[toy]), backend=backend, resume=True)
 
     async def go() -> None:
         try:

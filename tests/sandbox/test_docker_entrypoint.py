@@ -151,9 +151,11 @@ def test_what_a_service_starts_later_is_its_own_while_the_agents_orphans_are_not
         async with await docker_backend.create(task, prepared) as sb:
             # 'slee[p]' so that the pattern does not find itself in this command's own cmdline; the
             # arguments are NUL-separated, and grep reads NUL as the end of a line, so they are joined first
-            await sb.exec("touch /tmp/spawn; i=0; while [ $i -lt 600 ] && ! for c in /proc/[0-9]*/cmdline; do "
-                          "tr '\\0' ' ' < $c; echo; done 2>/dev/null | grep -q 'slee[p] 401'; "
-                          "do i=$((i+1)); sleep 0.1; done; setsid sleep 402 & nohup sleep 403 >/dev/null 2>&1 &")
+            waited = await sb.exec("touch /tmp/spawn; i=0; while [ $i -lt 600 ] && ! for c in /proc/[0-9]*/cmdline; do "
+                                   "tr '\\0' ' ' < $c; echo; done 2>/dev/null | grep -q 'slee[p] 401'; "
+                                   "do i=$((i+1)); sleep 0.1; done; [ $i -lt 600 ] && echo seen-401; "
+                                   "setsid sleep 402 & nohup sleep 403 >/dev/null 2>&1 &")
+            assert "seen-401" in waited.stdout, waited.stdout  # the service's worker started before the command's
             after = await processes(sb)
             swept = await sb.end_agent_processes()
             return after, swept, await processes(sb)
