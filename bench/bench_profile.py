@@ -1,6 +1,8 @@
 """Where an admission's time goes, per domain: one process, one task at a time, every installed
 domain through the same gates (lint, build, oracle, null, reset, flakiness, the domain's own gates,
-the red-team gate, decontamination, near-duplicate; no calibration) on the bwrap backend.
+the red-team gate, decontamination, near-duplicate; no calibration) on the bwrap backend. The red-team
+gate leaves alone what a domain vouches for (``Domain.redteam_tested``: a family's task as generated,
+whose tests run the gate's cheats); ``--judge-all`` has it judge every task, as it judges a proposer's.
 
 For each domain, ``--tasks`` tasks (one family after another, medium difficulty) are validated one
 by one after a warm-up task (its first build fills the layer cache). It prints, per domain: seconds
@@ -9,7 +11,7 @@ each phase of the attempts (prepare: build or cache hit; create; start: entrypoi
 index; healthcheck; agent; verifier-setup; verifier; teardown) and in each gate, with what the gates
 spent outside any attempt ("gate work"). Then each domain's time per admission against terminal's.
 
-    .venv/bin/python bench/bench_profile.py [--tasks 3] [--domains terminal,swe] [--json out.json]
+    .venv/bin/python bench/bench_profile.py [--tasks 3] [--domains terminal,swe] [--json out.json] [--judge-all]
 """
 
 from __future__ import annotations
@@ -25,13 +27,14 @@ from pathlib import Path
 PHASE_ORDER = ("prepare", "create", "start", "healthcheck", "agent", "verifier-setup", "verifier", "teardown")
 
 
-async def profile_domain(name: str, n: int, host, backend) -> dict:  # noqa: ANN001
+async def profile_domain(name: str, n: int, host, backend, *, judge_all: bool = False) -> dict:  # noqa: ANN001
     from autoenvscaling.gates.base import GateSettings
     from autoenvscaling.gates.validate import Validator
 
     domain = host.domains.get(name)()
     families = [f.name for f in domain.families()]
-    validator = Validator(host=host, backend=backend, settings=GateSettings(skip=("calibration",)))
+    settings = GateSettings(skip=("calibration",), redteam_vouched=not judge_all)
+    validator = Validator(host=host, backend=backend, settings=settings)
     warm = await validator.validate(domain.generate(families[0], seed=1, difficulty="medium"))
     print(f"{name}: warm-up {warm.status} in {warm.seconds:.1f} s", flush=True)
     reports = []
@@ -90,6 +93,9 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=3, help="tasks per domain after the warm-up")
     parser.add_argument("--domains", default="", help="comma-separated (default: every installed domain)")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    parser.add_argument("--judge-all", action="store_true",
+                        help="the red-team gate judges every task, as it does a proposer's (default: it leaves "
+                             "alone the tasks a domain vouches for, Domain.redteam_tested)")
     args = parser.parse_args()
 
     from autoenvscaling.plugins import create_host
@@ -100,7 +106,7 @@ def main() -> None:
     wanted = [d for d in args.domains.split(",") if d] or host.domains.names()
     wanted = sorted(wanted, key=lambda d: d != "terminal")  # the baseline first
     start = time.monotonic()
-    rows = [asyncio.run(profile_domain(name, args.tasks, host, backend)) for name in wanted]
+    rows = [asyncio.run(profile_domain(name, args.tasks, host, backend, judge_all=args.judge_all)) for name in wanted]
     print_table(rows)
     print(f"\n({time.monotonic() - start:.0f} s in all)")
     if args.json is not None:

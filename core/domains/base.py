@@ -156,6 +156,25 @@ class LevelledDomain(Domain):
     #: the families by name, each with ``name``, ``description``, ``skills`` and ``neighbour`` (a
     #: plugin's catalog): ``families`` and ``neighbour`` read it unless a subclass overrides them
     catalog: ClassVar[Mapping[str, Any]] = {}
+    #: the families whose own tests run the red-team gate's every cheat on their tasks, unvouched
+    #: (``autoenvscaling.testing.assert_red_team_holds``): the default ``redteam_tested`` vouches for
+    #: what they generate
+    redteam_tested_families: ClassVar[frozenset[str]] = frozenset()
+
+    def redteam_tested(self, task: Task) -> bool:
+        """A task of a ``redteam_tested_families`` family, byte for byte what ``generate_level``
+        makes from its recorded seed and level (no options): the red-team gate's cheats were run on
+        that family's verifier by its tests, and a seed changes the data, not the verifier. A forged
+        provenance or an edited file regenerates nothing equal, and the gate judges the task."""
+        prov = task.provenance
+        if (prov.domain != self.name or prov.family not in self.redteam_tested_families or prov.seed is None
+                or "level" not in prov.parameters):
+            return False
+        try:
+            twin = self.generate_level(prov.family, seed=int(prov.seed), level=int(prov.parameters["level"]))
+        except (UsageError, ValueError, TypeError):
+            return False
+        return same_task_content(task, twin)
 
     def generate_level(self, family: str, *, seed: int, level: int, **options: Any) -> Task:
         """A task of ``family`` at ``level``, deterministic given ``seed`` (and the options). The

@@ -98,7 +98,8 @@ class GateContext:
     suite's existing tasks (for near-duplicate checks), the plugin host, and the results that later
     gates reuse: ``prepared`` (the environment the build gate built; ``prepared_environment`` builds
     it once when that gate was skipped), ``oracle_runs`` (every completed oracle attempt, in order:
-    the flakiness gate counts them) and ``calibration`` (gate 9's rollouts). ``scratch`` is a free-form
+    the flakiness gate counts them), ``null_runs`` (every completed null attempt, the null gate's: a
+    domain's gate that needs one more takes it from there) and ``calibration`` (gate 9's rollouts). ``scratch`` is a free-form
     dict for a plugin's own gates to share results; the core keeps nothing there. ``backend_name``
     says which backend the task is meant for even when no backend was started (a lint-only run): the
     backend's own name, else the one given, else DEFAULT_BACKEND. ``catalog``: the registered
@@ -120,6 +121,7 @@ class GateContext:
         self.host = host  # the plugin host the gates came from (the red-team gate takes its cheats there)
         self.prepared: PreparedEnvironment | None = None
         self.oracle_runs: list[TrialResult] = []
+        self.null_runs: list[TrialResult] = []
         self.calibration: Calibration | None = None
         self.scratch: dict[str, Any] = {}  # plugin-private, keyed by the plugin's own names
 
@@ -157,6 +159,9 @@ class GateSettings(BaseModel):
     calibration_expand_to: int = 8
     calibration_margin: float = 0.15
     skip: tuple[str, ...] = ()
+    #: leave alone the tasks a domain vouches for (``Domain.redteam_tested``); False: the red-team
+    #: gate judges every task (the domains' own tests, to prove what the vouching rests on)
+    redteam_vouched: bool = True
 
 
 class Gate(abc.ABC):

@@ -26,7 +26,8 @@ class RedTeamGate(_AttemptGate):
 
         host = plugin_host(ctx.host)
         domain = task.provenance.domain
-        if domain and domain in host.domains and host.domains.get(domain)().redteam_tested(task):
+        if (domain and ctx.settings.redteam_vouched and domain in host.domains
+                and host.domains.get(domain)().redteam_tested(task)):
             return self.result("pass", f"skipped: a {domain} family whose own tests red-team its verifier "
                                "(the task is what the family generates from its seed)")
         cheats = cheats_for(task, host, gate_only=True)

@@ -4,7 +4,8 @@ Build (the environment builds within its timeout), oracle (the reference solutio
 reward key and every step), null (doing nothing scores below ``null_max``), reset (the oracle scores 1
 again on a fresh sandbox: attempts must not depend on each other) and flakiness (the oracle keeps
 scoring 1). Later gates reuse earlier work kept on the context: the prepared environment
-(``ctx.prepared``), and the oracle runs (``ctx.oracle_runs``), which count towards the flakiness runs.
+(``ctx.prepared``), the oracle runs (``ctx.oracle_runs``), which count towards the flakiness runs,
+and the null runs (``ctx.null_runs``), which a domain's own gates reuse.
 
 When the oracle falls short, the reason gives the cause, not only the score (runtime/trial.py's
 ``trial_cause``: a failed solve.sh with its last error line, else the verifier's first real error):
@@ -118,8 +119,8 @@ class _AttemptGate(Gate):
     async def attempt(self, task: Task, ctx: GateContext, agent: Agent) -> TrialResult:
         prepared = await ctx.prepared_environment(task)
         result = await ctx.require_runner().run(task, agent, prepared=prepared)
-        if agent.name == "oracle" and result.status == "ok":
-            ctx.oracle_runs.append(result)
+        if result.status == "ok" and agent.name in ("oracle", "nop"):
+            (ctx.oracle_runs if agent.name == "oracle" else ctx.null_runs).append(result)
         return result
 
     def abnormal(self, result: TrialResult, evidence: list[Evidence]) -> GateResult | None:

@@ -18,6 +18,9 @@ _EXPORTS = {
     "validate_task": "runs",
     "check_cheat": "redteam",
     "run_cheat": "redteam",
+    "assert_red_team_holds": "redteam",
+    "assert_vouched_only_as_generated": "redteam",
+    "red_team_cases": "redteam",
 }
 
 __all__ = sorted(_EXPORTS)

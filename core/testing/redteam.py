@@ -42,3 +42,48 @@ async def check_cheat(runner: Any, task: Task, cheat: Cheat, *, threshold: float
     assert ctrl.status == "beaten", (f"cheat {cheat.name} did not fool its positive control on {task.name}: "
                                      f"reward {ctrl.reward:g} ({ctrl.error or ctrl.status}): it does not do what it claims")
     return real, ctrl
+
+
+def assert_red_team_holds(task: Task, backend: Any, *, host: Any = None) -> dict[str, float]:
+    """Run the red-team gate on ``task`` as it judges a task no domain vouches for, and assert that it
+    passes: every gate cheat that applies (at least one) ran and scored below the null threshold.
+    Returns each cheat's reward. A domain lists a family in ``redteam_tested_families`` only when its tests call
+    this on the family's tasks."""
+    import asyncio
+
+    from ..gates.base import GateContext, GateSettings
+    from ..gates.redteam import RedTeamGate
+    from ..plugins import create_host
+    from ..redteam.run import cheats_for
+    from ..runtime.trial import TrialRunner
+
+    host = host or create_host()
+    ctx = GateContext(backend=backend, runner=TrialRunner(backend, host=host),
+                      settings=GateSettings(redteam_vouched=False), host=host)
+    result = asyncio.run(RedTeamGate().check(task, ctx))
+    assert result.status == "pass", f"the red team beat {task.name}: {result.reason}"
+    rewards: dict[str, float] = next((e.values["rewards"] for e in result.evidence if e.command == "red team"), {})
+    expected = sorted(c.name for c in cheats_for(task, host, gate_only=True))
+    assert expected, f"no gate cheat applies to {task.name}: vouching for it would rest on nothing"
+    assert sorted(rewards) == expected, f"the gate ran {sorted(rewards)}, not every gate cheat {expected}"
+    return dict(rewards)
+
+
+def red_team_cases(families: list[str], levels: tuple[int, ...]) -> list[Any]:
+    """pytest parameters (family, level) for a domain's ``assert_red_team_holds`` test: the first
+    family at the first level in the fast set, every other pair marked slow."""
+    import pytest
+
+    pairs = [(f, lv) for f in families for lv in levels]
+    return [pairs[0], *(pytest.param(f, lv, marks=pytest.mark.slow) for f, lv in pairs[1:])]
+
+
+def assert_vouched_only_as_generated(domain: Any, family: str, *, seed: int = 4, level: int = 2,
+                                     **options: Any) -> None:
+    """``domain`` vouches for (``redteam_tested``) a ``family`` task exactly as ``generate_level``
+    makes it, and not for the same task with a forged seed or with a verifier that pays anything."""
+    task = domain.generate_level(family, seed=seed, level=level, **options)
+    assert domain.redteam_tested(task), f"{domain.name} does not vouch for {task.name} as generated"
+    assert not domain.redteam_tested(task.with_provenance(seed=seed + 1)), "a forged seed was vouched for"
+    paying = task.with_files({"tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\necho 1 > /logs/verifier/reward.txt\n"})
+    assert not domain.redteam_tested(paying), "an edited verifier was vouched for"

@@ -46,7 +46,7 @@ class CountingBackend:
 def test_the_prepared_environment_is_built_once_and_kept():
     backend = CountingBackend()
     ctx = GateContext(backend=backend, runner=None, settings=GateSettings())
-    assert ctx.prepared is None and ctx.oracle_runs == [] and ctx.calibration is None and ctx.scratch == {}
+    assert ctx.prepared is None and ctx.oracle_runs == [] and ctx.null_runs == [] and ctx.calibration is None and ctx.scratch == {}
 
     async def twice() -> tuple[PreparedEnvironment, PreparedEnvironment]:
         return await ctx.prepared_environment(_task()), await ctx.prepared_environment(_task())

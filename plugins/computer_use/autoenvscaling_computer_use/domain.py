@@ -19,6 +19,8 @@ class ComputerUseDomain(LevelledDomain):
     name = "computer_use"
     description = "web apps in a real browser: search and edit, forms, checkout, bulk edits, booking (Playwright + Chromium)"
     catalog = CATALOG
+    # every family: tests/test_cheats.py runs the red-team gate's every cheat on each one's tasks, unvouched
+    redteam_tested_families = frozenset(CATALOG)
     min_level, max_level = MIN_LEVEL, MAX_LEVEL
     kit_examples = (KitExample("crm_search_edit", 3, "easy"), KitExample("shop_checkout", 2, "medium"))
 

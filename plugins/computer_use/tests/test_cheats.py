@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import pytest
 
+from autoenvscaling.testing.redteam import assert_red_team_holds, red_team_cases
+from autoenvscaling_computer_use.families import CATALOG
+from autoenvscaling_computer_use.families.base import MAX_LEVEL, MIN_LEVEL
 from cu_helpers import bwrap, check_cheat, spec_of, task_of, trial, verifier_output
 
 FAMILIES = ("crm_search_edit", "crm_form_fill", "shop_checkout", "shop_browse", "kanban_bulk", "booking_reserve")
@@ -144,3 +147,23 @@ def test_every_cheat_is_held_on_a_fresh_task_of_every_family_and_the_oracle_scor
     assert all(real < 0.5 <= control for real, control in rewards.values()), rewards
     oracle = trial(task, OracleAgent())
     assert oracle.reward == 1.0, verifier_output(oracle)
+
+
+# -- the red-team gate on every family: what the domain's vouching rests on ---------------------------
+def test_generated_tasks_are_vouched_for_and_forged_or_edited_ones_are_not():
+    """The red-team gate leaves alone a task exactly as its family generates it (every family is in
+    redteam_tested_families), and judges one whose seed is forged or whose verifier is edited."""
+    from autoenvscaling.testing import assert_vouched_only_as_generated
+    from autoenvscaling_computer_use.domain import ComputerUseDomain
+
+    assert ComputerUseDomain.redteam_tested_families == frozenset(CATALOG)
+    assert_vouched_only_as_generated(ComputerUseDomain(), sorted(CATALOG)[-1])
+
+
+@bwrap
+@pytest.mark.parametrize(("family", "level"), red_team_cases(sorted(CATALOG), (MIN_LEVEL, 2, MAX_LEVEL)))
+def test_the_red_team_gate_holds_on_every_family_it_vouches_for(bwrap_backend, family, level):
+    """At the domain's lowest, medium and highest level (one pair fast, the rest slow)."""
+    from autoenvscaling_computer_use.domain import ComputerUseDomain
+
+    assert_red_team_holds(ComputerUseDomain().generate_level(family, seed=11, level=level), bwrap_backend)

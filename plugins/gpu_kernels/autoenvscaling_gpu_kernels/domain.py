@@ -19,6 +19,8 @@ class GpuKernelsDomain(LevelledDomain):
     name = "gpu_kernels"
     description = "Triton kernels for PyTorch references: fusions, norms, reductions, scans, matmul epilogues"
     catalog = CATALOG
+    # every family: tests/test_cheats.py runs the red-team gate's every cheat on each one's tasks, unvouched
+    redteam_tested_families = frozenset(CATALOG)
     min_level, max_level = MIN_LEVEL, MAX_LEVEL
     kit_examples = (KitExample("row_norm", 1, "medium"), KitExample("matmul_epilogue", 2, "easy"))
 

@@ -22,9 +22,11 @@ from autoenvscaling.agents.builtin import OracleAgent
 from autoenvscaling.plugins import create_host
 from autoenvscaling.runtime.trial import TrialRunner
 from autoenvscaling.tasks import Task, write_task
-from autoenvscaling.testing.redteam import check_cheat
+from autoenvscaling.testing.redteam import assert_red_team_holds, check_cheat, red_team_cases
 from autoenvscaling_gpu_kernels import CHEATS
 from autoenvscaling_gpu_kernels.cheats import LazyOutput, ReplayInputs, TorchInGrid, weakened
+from autoenvscaling_gpu_kernels.families import CATALOG
+from autoenvscaling_gpu_kernels.families.base import MAX_LEVEL, MIN_LEVEL
 from autoenvscaling_gpu_kernels.gate import GpuKernelsLintGate
 from autoenvscaling_gpu_kernels.harness import run_harness
 from autoenvscaling_gpu_kernels.kernelbench import import_problem
@@ -166,3 +168,25 @@ def test_every_cheat_is_held_on_a_generated_task_and_fools_its_control(bwrap_bac
     results = asyncio.run(go())
     assert {name: (real.reward, ctrl.reward) for name, (real, ctrl) in results.items()} == \
         {name: (0.0, 1.0) for name in CHEATS}
+
+
+# -- the red-team gate on every family: what the domain's vouching rests on ---------------------------
+GK_FAMILIES = sorted(CATALOG)
+
+
+def test_generated_tasks_are_vouched_for_and_forged_or_edited_ones_are_not():
+    """The red-team gate leaves alone a task exactly as its family generates it (every family is in
+    redteam_tested_families), and judges one whose seed is forged or whose verifier is edited."""
+    from autoenvscaling.testing import assert_vouched_only_as_generated
+    from autoenvscaling_gpu_kernels.domain import GpuKernelsDomain
+
+    assert GpuKernelsDomain.redteam_tested_families == frozenset(GK_FAMILIES)
+    assert_vouched_only_as_generated(GpuKernelsDomain(), "row_norm")
+
+
+@needs_bwrap
+@pytest.mark.parametrize(("family", "level"), red_team_cases(GK_FAMILIES, tuple(range(MIN_LEVEL, MAX_LEVEL + 1))))
+def test_the_red_team_gate_holds_on_every_family_it_vouches_for(bwrap_backend, family, level):
+    from autoenvscaling_gpu_kernels.domain import GpuKernelsDomain
+
+    assert_red_team_holds(GpuKernelsDomain().generate_level(family, seed=11, level=level), bwrap_backend)

@@ -18,6 +18,8 @@ class ProfessionalDomain(LevelledDomain):
     name = "professional"
     description = "office work on generated documents: xlsx, docx, PDF, CSV, ics (reconcile, formulas, extract, memo, mail merge, schedule, clean, format)"
     catalog = CATALOG
+    # every family: tests/test_redteam.py runs the red-team gate's every cheat on each one's tasks, unvouched
+    redteam_tested_families = frozenset(CATALOG)
     min_level, max_level = MIN_LEVEL, MAX_LEVEL
     kit_examples = (KitExample("summary_formulas", 4, "medium"), KitExample("memo_docx", 2, "easy"))
 

@@ -6,8 +6,9 @@ declare; every ``tests/original/`` copy is the workspace file it stands for), an
 reached the image.
 
 ``professional-controls`` (order 45, after the null attempt): negative controls run as attempts in
-the task's own environment, like the oracle. "nothing" is the null attempt again, held to this
-domain's stricter ceiling (at most 0.1, where the core's null gate allows anything below 0.5);
+the task's own environment, like the oracle. "nothing" is the null gate's attempt (run here when that
+gate was skipped), held to this domain's stricter ceiling (at most 0.1, where the core's null gate
+allows anything below 0.5);
 "untouched" hands the input back as the answer (a new output becomes a copy of the workspace's file
 of the same type; an in-place edit is left undone) and must score 0; "empty" writes every output as
 a valid but empty document and must score 0; "wrong" is the family's plausible wrong answer (the
@@ -107,9 +108,12 @@ class ProfessionalControlsGate(Gate):
         evidence: list[Evidence] = []
         rewards: dict[str, float] = {}
         for control in CEILINGS:
-            agent = NopAgent() if control == "nothing" else ControlAgent(control)
-            result = await ctx.require_runner().run(task, agent, prepared=prepared)
-            what = "no action" if control == "nothing" else f"solution/controls/{control}.sh"
+            if control == "nothing" and ctx.null_runs:  # the null gate's attempt, not run twice
+                result, what = ctx.null_runs[0], "no action (the null gate's attempt)"
+            else:
+                agent = NopAgent() if control == "nothing" else ControlAgent(control)
+                result = await ctx.require_runner().run(task, agent, prepared=prepared)
+                what = "no action" if control == "nothing" else f"solution/controls/{control}.sh"
             evidence.append(trial_evidence(result, f"negative control {control!r}: {what}, then tests/test.sh"))
             if result.status != "ok":
                 return self.result("error" if result.status == "error" else "timeout",

@@ -64,8 +64,14 @@ def test_a_null_attempt_paid_more_than_a_tenth_is_rejected():
     report = validate(generous, skip=("reset", "flaky", "redteam"))
     assert gate(report, "oracle").status == "pass" and gate(report, "null").status == "pass"
     assert report.status == "invalid"
-    reason = gate(report, "professional-controls").reason
-    assert reason.startswith("the 'nothing' control scored 0.166667 (must score at most 0.1)"), reason
+    controls = gate(report, "professional-controls")
+    assert controls.reason.startswith("the 'nothing' control scored 0.166667 (must score at most 0.1)"), controls.reason
+    # the null gate's attempt, taken over rather than run again; without the null gate the controls
+    # gate runs its own and rejects the task all the same
+    assert "(the null gate's attempt)" in controls.evidence[0].command
+    alone = validate(generous, skip=("reset", "flaky", "redteam", "null"))
+    own = gate(alone, "professional-controls")
+    assert own.reason == controls.reason and "(the null gate's attempt)" not in own.evidence[0].command
 
 
 def test_checks_that_credit_any_change_to_the_file_are_rejected():

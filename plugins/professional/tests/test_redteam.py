@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 from autoenvscaling.agents.builtin import NopAgent, OracleAgent
 from autoenvscaling.plugins import create_host
+from autoenvscaling.testing.redteam import assert_red_team_holds, red_team_cases
 from prof_helpers import bwrap, details, fraction_met, on_runner, task_of, trials, with_spec
 
 from autoenvscaling_professional import CHEATS
@@ -172,3 +173,23 @@ def test_every_family_at_every_level_keeps_its_wrong_answer_at_most_half_and_not
         family = task.provenance.family
         old_max[family] = max(old_max.get(family, 0.0), fraction_met(wrong))
     assert all(v > 0.5 for f, v in old_max.items() if f != "summary_formulas"), old_max
+
+
+# -- the red-team gate on every family: what the domain's vouching rests on ---------------------------
+def test_generated_tasks_are_vouched_for_and_forged_or_edited_ones_are_not():
+    """The red-team gate leaves alone a task exactly as its family generates it (every family is in
+    redteam_tested_families), and judges one whose seed is forged or whose verifier is edited."""
+    from autoenvscaling.testing import assert_vouched_only_as_generated
+    from autoenvscaling_professional.domain import ProfessionalDomain
+
+    assert ProfessionalDomain.redteam_tested_families == frozenset(CATALOG)
+    assert_vouched_only_as_generated(ProfessionalDomain(), sorted(CATALOG)[-1])
+
+
+@bwrap
+@pytest.mark.parametrize(("family", "level"), red_team_cases(sorted(CATALOG), (MIN_LEVEL, 2, MAX_LEVEL)))
+def test_the_red_team_gate_holds_on_every_family_it_vouches_for(bwrap_backend, family, level):
+    """At the domain's lowest, medium and highest level (one pair fast, the rest slow)."""
+    from autoenvscaling_professional.domain import ProfessionalDomain
+
+    assert_red_team_holds(ProfessionalDomain().generate_level(family, seed=11, level=level), bwrap_backend)

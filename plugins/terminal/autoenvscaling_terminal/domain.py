@@ -12,8 +12,10 @@ from .families.base import MAX_LEVEL, MIN_LEVEL, choose_kind
 FLOOR = "basics"  # the family every other one builds on: what "simpler" reaches below level 0
 
 
-# Families whose own tests red-team their verifiers in place of the red-team gate (Domain.redteam_tested).
-REDTEAM_TESTED = frozenset({"basics"})
+# Families whose own tests red-team their verifiers in place of the red-team gate (Domain.redteam_tested):
+# every one. basics is attacked in tests/test_redteam.py (the gate's blind cheats *are* some of its
+# steps); tests/test_redteam.py runs the gate's every cheat on every kind of the others, unvouched.
+REDTEAM_TESTED = frozenset(CATALOG)
 
 
 class TerminalDomain(LevelledDomain):
@@ -24,6 +26,7 @@ class TerminalDomain(LevelledDomain):
     name = "terminal"
     description = "procedural shell tasks (basics, files, logs, data, text, scripts, archives, SQLite, git, config, cron, processes)"
     catalog = CATALOG
+    redteam_tested_families = REDTEAM_TESTED
     min_level, max_level, floor_family = MIN_LEVEL, MAX_LEVEL, FLOOR
     kit_examples = (KitExample("log_analysis", 3, "medium", {"kind": "app_errors"}),
                     KitExample("git_ops", 5, "hard", {"kind": "restore_file"}),
@@ -56,13 +59,14 @@ class TerminalDomain(LevelledDomain):
         return render(family, draft, seed=seed, level=level, reward_mode=reward_mode)
 
     def redteam_tested(self, task: Task) -> bool:
-        """basics tasks leave the core's red-team gate alone (a basics step *is* "copy this file" or
-        "create an empty file", which the generic cheats do blindly); tests/test_redteam.py attacks
-        the family's verifier instead. Only a task identical to the one basics generates from its
-        recorded seed, level, kind and reward mode qualifies."""
+        """Generated tasks leave the core's red-team gate alone: tests/test_redteam.py runs the gate's
+        every cheat on every kind of every family but basics, unvouched, and attacks basics' verifier
+        instead (a basics step *is* "copy this file" or "create an empty file", which the generic
+        cheats do blindly). Only a task identical to the one its family generates from its recorded
+        seed, level, kind and reward mode qualifies."""
         prov = task.provenance
         params = prov.parameters
-        if prov.domain != self.name or prov.family not in REDTEAM_TESTED or prov.seed is None or "level" not in params:
+        if prov.domain != self.name or prov.family not in self.redteam_tested_families or prov.seed is None or "level" not in params:
             return False
         for kind in (None, params.get("kind")):
             try:

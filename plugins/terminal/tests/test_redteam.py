@@ -214,3 +214,22 @@ def test_basics_tasks_are_vouched_for_only_as_generated(bwrap_backend):
     vouched, judged = asyncio.run(gate(task)), asyncio.run(gate(forged))
     assert vouched.status == "pass" and vouched.reason.startswith("skipped: a terminal family"), vouched.reason
     assert judged.status == "fail" and judged.reason.startswith("cheat copy-inputs scored 1"), judged.reason
+
+
+def _kinds() -> list:
+    """(family, kind) of every family but basics: the first in the fast set, the others slow."""
+    pairs = [(f, k) for f in sorted(CATALOG) if f != "basics" for k in domain().kinds(f)]
+    return [pairs[0], *(pytest.param(f, k, marks=pytest.mark.slow) for f, k in pairs[1:])]
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+@pytest.mark.parametrize(("family", "kind"), _kinds())
+def test_the_red_team_gate_holds_on_every_kind_the_domain_vouches_for(bwrap_backend, family, kind):
+    """What the domain's vouching for its tasks rests on (TerminalDomain.redteam_tested): the red-team
+    gate, judging as it judges a proposer's task, holds on every kind of every family but basics (at
+    medium, in the fraction reward mode, which pays a cheat at least what the binary mode does)."""
+    from autoenvscaling.testing import assert_red_team_holds, assert_vouched_only_as_generated
+
+    assert domain().redteam_tested_families == frozenset(CATALOG)
+    assert_vouched_only_as_generated(domain(), family, seed=11, kind=kind)
+    assert_red_team_holds(domain().generate_level(family, seed=11, level=2, kind=kind), bwrap_backend)
