@@ -22,7 +22,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "cli.domain_cmds": ("add_family_commands",),
     "config": ("cache_dir",),
     "domains.base": ("DIFFICULTIES", "DIRECTIONS", "Domain", "Family", "KitExample", "LevelledDomain", "ProposerKit",
-                     "same_task_content"),
+                     "content_digest", "generated_here", "remember_generated", "same_task_content"),
     "domains.catalog": ("FamilyInfo", "family_module", "lazy_domain"),
     "domains.render": ("grow", "label_of", "package_reader", "render_task"),
     "errors": ("AESError", "ConfigError", "MissingPrerequisite", "NoFurtherVariant", "SandboxError", "TaskFormatError",
@@ -77,7 +77,8 @@ if TYPE_CHECKING:  # the same names for type checkers and editors
     from autoenvscaling.cli.domain_cmds import add_family_commands
     from autoenvscaling.config import cache_dir
     from autoenvscaling.domains.base import (
-        DIFFICULTIES, DIRECTIONS, Domain, Family, KitExample, LevelledDomain, ProposerKit, same_task_content,
+        DIFFICULTIES, DIRECTIONS, Domain, Family, KitExample, LevelledDomain, ProposerKit, content_digest,
+        generated_here, remember_generated, same_task_content,
     )
     from autoenvscaling.domains.catalog import FamilyInfo, family_module, lazy_domain
     from autoenvscaling.domains.render import grow, label_of, package_reader, render_task

@@ -128,10 +128,54 @@ class Domain(abc.ABC):
 
 
 def same_task_content(task: Task, twin: Task) -> bool:
-    """Whether ``task`` has ``twin``'s instruction and every one of its files (environment, tests,
-    solution), byte for byte and nothing more: the name and the provenance may differ (the flywheel
-    renames its tasks)."""
-    return task.instruction == twin.instruction and task.files == twin.files
+    """Whether ``task`` has ``twin``'s instruction, every one of its files (environment, tests,
+    solution), byte for byte and nothing more, and its task.toml: only the name and the provenance
+    may differ (the flywheel renames its tasks and stamps their provenance). A changed setting (a
+    verifier's environment, a timeout, an artifact) is a different task."""
+    return (task.instruction == twin.instruction and task.files == twin.files
+            and _settings(task) == _settings(twin))
+
+
+#: per domain, the content digests (``content_digest``) of the tasks its generators made in this process
+_MADE_HERE: dict[str, set[str]] = {}
+
+
+def content_digest(task: Task) -> str:
+    """``sha256:<hex>`` over what ``same_task_content`` compares: the instruction, every file and
+    task.toml less the name and the provenance."""
+    import hashlib
+    import json
+
+    h = hashlib.sha256(json.dumps(_settings(task), sort_keys=True).encode())
+    h.update(b"\0" + (task.instruction or "").encode())
+    for path, f in sorted(task.files.items()):
+        h.update(b"\0" + path.encode() + (b"x" if f.executable else b"-") + len(f.data).to_bytes(8, "big") + f.data)
+    return "sha256:" + h.hexdigest()
+
+
+def remember_generated(domain: str, task: Task) -> Task:
+    """Record that ``domain``'s own generator made ``task`` in this process (for a domain whose
+    ``redteam_tested`` cannot afford to regenerate a task: see ``generated_here``). Returns ``task``."""
+    _MADE_HERE.setdefault(domain, set()).add(content_digest(task))
+    return task
+
+
+def generated_here(domain: str, task: Task) -> bool:
+    """Whether ``domain``'s generator made ``task`` (its content; the name and provenance may
+    differ) in this process. Nothing outside the process can add to the record: a task read from
+    disk, sent by a proposer or made by another process is not in it unless this process made the
+    same content."""
+    return content_digest(task) in _MADE_HERE.get(domain, ())
+
+
+def _settings(task: Task) -> dict[str, Any]:
+    """task.toml as data, less the task's name and our provenance."""
+    from ..tasks import PROVENANCE_KEY
+
+    data = task.config.model_dump(mode="json")
+    data["task"] = {k: v for k, v in data.get("task", {}).items() if k != "name"}
+    data["metadata"] = {k: v for k, v in data.get("metadata", {}).items() if k != PROVENANCE_KEY}
+    return data
 
 
 class LevelledDomain(Domain):

@@ -46,13 +46,14 @@ def venv_path() -> Path:
 
 
 def python312() -> str | None:
-    """A Python 3.12 interpreter: ``python3.12`` on PATH, else the newest pyenv 3.12."""
-    found = shutil.which("python3.12")
-    if found:
-        return found
+    """A Python 3.12 interpreter that runs: ``python3.12`` on PATH (not a pyenv shim whose version is
+    not selected here), else the newest pyenv 3.12."""
     root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
-    candidates = sorted(glob.glob(f"{root}/versions/3.12*/bin/python3.12"))
-    return candidates[-1] if candidates else None
+    candidates = [shutil.which("python3.12"), *reversed(sorted(glob.glob(f"{root}/versions/3.12*/bin/python3.12")))]
+    for candidate in candidates:
+        if candidate and subprocess.run([candidate, "-c", "pass"], capture_output=True).returncode == 0:
+            return candidate
+    return None
 
 
 def harbor_bin(*, install: bool = False) -> Path:
@@ -180,5 +181,6 @@ def run_trial(harbor: Path, task_dir: Path, agent: str, jobs_dir: Path, *, gpus:
     data = json.loads(results[0].read_text())
     rewards = ((data.get("verifier_result") or {}).get("rewards")) or {}
     error = (data.get("exception_info") or {}).get("exception_message") or ""
-    reward = rewards.get("reward") if rewards else None
+    # one key "reward", else the mean of the keys (what our runtime scores a multi-reward task)
+    reward = rewards.get("reward", sum(rewards.values()) / len(rewards)) if rewards else None
     return HarborTrial(Path(task_dir).name, agent, reward, seconds, error[:300])

@@ -81,9 +81,15 @@ def red_team_cases(families: list[str], levels: tuple[int, ...]) -> list[Any]:
 def assert_vouched_only_as_generated(domain: Any, family: str, *, seed: int = 4, level: int = 2,
                                      **options: Any) -> None:
     """``domain`` vouches for (``redteam_tested``) a ``family`` task exactly as ``generate_level``
-    makes it, and not for the same task with a forged seed or with a verifier that pays anything."""
+    makes it, also renamed and stamped as the flywheel does, and not for the same task with a forged
+    seed, a verifier that pays anything, or a changed setting in task.toml."""
     task = domain.generate_level(family, seed=seed, level=level, **options)
     assert domain.redteam_tested(task), f"{domain.name} does not vouch for {task.name} as generated"
+    stamped = task.renamed(f"{task.name}-r1-s0").with_provenance(round=1, proposer="procedural")
+    assert domain.redteam_tested(stamped), "a renamed, stamped task was not vouched for"
     assert not domain.redteam_tested(task.with_provenance(seed=seed + 1)), "a forged seed was vouched for"
     paying = task.with_files({"tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\necho 1 > /logs/verifier/reward.txt\n"})
     assert not domain.redteam_tested(paying), "an edited verifier was vouched for"
+    env = task.config.verifier.model_copy(update={"env": {**task.config.verifier.env, "PATH": "/app:/usr/bin:/bin"}})
+    assert not domain.redteam_tested(task.with_config(task.config.model_copy(update={"verifier": env}))), \
+        "a changed verifier setting was vouched for"

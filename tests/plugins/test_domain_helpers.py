@@ -202,3 +202,22 @@ def test_examples_that_cannot_be_generated_leave_the_guide_and_a_warning(tmp_pat
         kit = Broken().kit()
     assert kit.guide == "how to write toy tasks\n" and kit.examples == []
     assert list((tmp_path / "cache" / "kits" / "toy").iterdir()) == []  # nothing half-built is kept
+
+
+def test_a_domain_remembers_what_it_generated_in_this_process_by_content():
+    """``remember_generated`` / ``generated_here``, for a domain that cannot afford to regenerate a
+    task to vouch for it: the same content renamed and stamped is recognised, by its domain only;
+    an edited file, an edited setting or content nobody recorded is not."""
+    from autoenvscaling.domains.base import content_digest, generated_here, remember_generated
+
+    made = ToyDomain().generate("write-file", seed=31, difficulty="medium")
+    other = ToyDomain().generate("write-file", seed=32, difficulty="medium")
+    assert remember_generated("toy-memory", made) is made
+    assert generated_here("toy-memory", made)
+    assert generated_here("toy-memory", made.renamed("org/elsewhere").with_provenance(round=3, proposer="procedural"))
+    assert not generated_here("toy", made)  # another domain's record
+    assert not generated_here("toy-memory", other)
+    assert not generated_here("toy-memory", made.with_files({"tests/test.sh": "#!/bin/bash\nexit 0\n"}))
+    slower = made.config.verifier.model_copy(update={"timeout_sec": made.config.verifier.timeout_sec + 1})
+    assert not generated_here("toy-memory", made.with_config(made.config.model_copy(update={"verifier": slower})))
+    assert content_digest(made) != content_digest(other) and content_digest(made).startswith("sha256:")

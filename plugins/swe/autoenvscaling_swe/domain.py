@@ -12,12 +12,14 @@ import asyncio
 import concurrent.futures
 from typing import Any, Coroutine, TypeVar
 
-from autoenvscaling.api import Family, KitExample, LevelledDomain, Task, UsageError
+from autoenvscaling.api import Family, KitExample, LevelledDomain, Task, UsageError, generated_here, remember_generated
 
 from .render import DOMAIN
 
 T = TypeVar("T")
 SCREEN_BACKEND = "bwrap"  # where candidate bugs are screened (the suite runs there, offline)
+#: the strategies whose tasks the domain vouches for (redteam_tested); an LLM's bug is judged
+VOUCHED_STRATEGIES = ("mutation", "history")
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
@@ -102,4 +104,19 @@ class SweDomain(LevelledDomain):
                                      f"({'; '.join(reasons[:3])})", hint="try another seed")
         finally:
             await backend.aclose()
-        return render(instance)
+        task = render(instance)
+        return remember_generated(self.name, task) if strategy in VOUCHED_STRATEGIES else task
+
+    def redteam_tested(self, task: Task) -> bool:
+        """A task this process generated from a seed repository by mutation or from its history,
+        content byte for byte: tests/test_cheats.py runs the red-team gate, unvouched, on each seed
+        repository. Regenerating would screen the bug again in sandboxes (more than the gate costs),
+        so the domain remembers what it made instead (``generated_here``): a task read from disk,
+        sent by a proposer, edited, or made by another process is judged."""
+        from .repos import seed_names
+
+        prov = task.provenance
+        strategy = prov.parameters.get("strategy")
+        kind = strategy.get("kind") if isinstance(strategy, dict) else None
+        return (prov.domain == self.name and prov.family in seed_names() and kind in VOUCHED_STRATEGIES
+                and generated_here(self.name, task))

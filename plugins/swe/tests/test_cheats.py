@@ -11,6 +11,7 @@ import asyncio
 
 import pytest
 from autoenvscaling.agents.builtin import OracleAgent
+from autoenvscaling.testing.redteam import assert_red_team_holds, red_team_cases
 from swe_helpers import bwrap, generate, more_itertools_repo, trial, validate
 
 pytestmark = bwrap
@@ -128,3 +129,46 @@ def test_every_swe_cheat_is_held_on_a_freshly_generated_seed_task():
         if cheat(name).applies(task):
             real, control = check(task, name)
             assert real.reward < 0.5 <= control.reward, name
+
+
+# -- the red-team gate on every seed repository: what the domain's vouching rests on ----------------------
+def _seed_names() -> list[str]:
+    from autoenvscaling_swe.repos import seed_names
+
+    return seed_names()
+
+
+@pytest.mark.parametrize(("family", "level"), red_team_cases(_seed_names(), (1, 3)))
+def test_the_red_team_gate_holds_on_every_seed_repository_it_vouches_for(bwrap_backend, family, level):
+    """Each seed repository at levels 1 and 3 (one bug, three), judged as a proposer's task is."""
+    from autoenvscaling_swe.domain import SweDomain
+
+    assert_red_team_holds(SweDomain().generate_level(family, seed=11, level=level), bwrap_backend)
+
+
+def test_the_domain_vouches_only_for_what_this_process_generated(tmp_path):
+    """What SweDomain makes by mutation is vouched for, by content (renamed and stamped, or read back
+    from disk, it is the same task); an edited file, a changed setting, the same task in another
+    process, or a bug an LLM wrote (the same content claimed as an LLM's) is judged."""
+    import subprocess
+    import sys
+
+    from autoenvscaling.tasks import read_task, write_task
+    from autoenvscaling_swe.domain import SweDomain
+
+    domain = SweDomain()
+    task = domain.generate_level("datespan", seed=5, level=1)
+    assert domain.redteam_tested(task)
+    assert domain.redteam_tested(task.renamed(f"{task.name}-r1-s0").with_provenance(round=1, proposer="procedural"))
+    folder = write_task(task, tmp_path / "task")
+    assert domain.redteam_tested(read_task(folder))
+    assert not domain.redteam_tested(task.with_files({"tests/test.sh": "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n"}))
+    timeout = task.config.verifier.model_copy(update={"timeout_sec": 1.0})
+    assert not domain.redteam_tested(task.with_config(task.config.model_copy(update={"verifier": timeout})))
+    assert not domain.redteam_tested(task.with_provenance(parameters={**task.provenance.parameters,
+                                                                      "strategy": {"kind": "llm"}}))
+    elsewhere = subprocess.run([sys.executable, "-c", "import sys; from autoenvscaling.tasks import read_task; "
+                                "from autoenvscaling_swe.domain import SweDomain; "
+                                "print(SweDomain().redteam_tested(read_task(sys.argv[1])))", str(folder)],
+                               capture_output=True, text=True, check=True)
+    assert elsewhere.stdout.strip() == "False", elsewhere.stderr
