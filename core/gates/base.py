@@ -99,8 +99,9 @@ class GateContext:
     gates reuse: ``prepared`` (the environment the build gate built; ``prepared_environment`` builds
     it once when that gate was skipped), ``oracle_runs`` (every completed oracle attempt, in order:
     the flakiness gate counts them), ``null_runs`` (every completed null attempt, the null gate's: a
-    domain's gate that needs one more takes it from there) and ``calibration`` (gate 9's rollouts). ``scratch`` is a free-form
-    dict for a plugin's own gates to share results; the core keeps nothing there. ``backend_name``
+    domain's gate that needs one more takes it from there) and ``calibration`` (gate 9's rollouts).
+    ``scratch`` is a free-form dict for a plugin's own gates to share results; the core keeps nothing
+    there. ``backend_name``
     says which backend the task is meant for even when no backend was started (a lint-only run): the
     backend's own name, else the one given, else DEFAULT_BACKEND. ``catalog``: the registered
     backends' capabilities here, against which lint matches the task's requirements (None: lint

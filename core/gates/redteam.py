@@ -29,7 +29,7 @@ class RedTeamGate(_AttemptGate):
         if (domain and ctx.settings.redteam_vouched and domain in host.domains
                 and host.domains.get(domain)().redteam_tested(task)):
             return self.result("pass", f"skipped: a {domain} family whose own tests red-team its verifier "
-                               "(the task is what the family generates from its seed)")
+                               "(the task is the family's own, as it generated it)")
         cheats = cheats_for(task, host, gate_only=True)
         evidence: list[Evidence] = []
         rewards: dict[str, float] = {}

@@ -47,8 +47,8 @@ async def check_cheat(runner: Any, task: Task, cheat: Cheat, *, threshold: float
 def assert_red_team_holds(task: Task, backend: Any, *, host: Any = None) -> dict[str, float]:
     """Run the red-team gate on ``task`` as it judges a task no domain vouches for, and assert that it
     passes: every gate cheat that applies (at least one) ran and scored below the null threshold.
-    Returns each cheat's reward. A domain lists a family in ``redteam_tested_families`` only when its tests call
-    this on the family's tasks."""
+    Returns each cheat's reward. A domain lists a family in ``redteam_tested_families`` only when its
+    tests call this on the family's tasks."""
     import asyncio
 
     from ..gates.base import GateContext, GateSettings
