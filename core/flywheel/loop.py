@@ -115,6 +115,8 @@ class FlywheelConfig(BaseModel):
             del data["trainer"]
         if not data["trainer_options"]:
             del data["trainer_options"]
+        if data["settings"].get("redteam_vouched") is True:  # runs recorded before vouching was a setting
+            del data["settings"]["redteam_vouched"]
         return data
 
 

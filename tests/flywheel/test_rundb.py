@@ -124,3 +124,26 @@ def test_an_unreadable_kept_outcome_is_proposed_and_validated_again(tmp_path: Pa
     assert [(u.key, u.outcome) for u in db.units()] == [("r00-s000", "admitted"), ("r00-s001", "admitted")]
     assert db.kept_count() == 0
     db.close()
+
+
+def test_a_run_recorded_before_vouching_was_a_setting_resumes(tmp_path: Path) -> None:
+    """The gate settings' ``redteam_vouched`` (default True) is left out of a run's identity, so a run
+    recorded before the setting existed resumes with the same options; setting it False is a change."""
+    from autoenvscaling.errors import UsageError
+    from autoenvscaling.flywheel.loop import FlywheelConfig
+    from autoenvscaling.gates.base import GateSettings
+
+    config = FlywheelConfig(seed=1, mix={"toy": 1.0})
+    older = config.identity()
+    assert "redteam_vouched" not in older["settings"]
+    db = RunDB(tmp_path / "run.sqlite")
+    db.bind_config(older, resume=False)
+    db.bind_config(config.identity(), resume=True)  # the same run
+    judged = config.model_copy(update={"settings": GateSettings(redteam_vouched=False)}).identity()
+    assert judged["settings"]["redteam_vouched"] is False
+    try:
+        db.bind_config(judged, resume=True)
+    except UsageError as exc:
+        assert "different settings (settings)" in exc.message
+    else:
+        raise AssertionError("a run judging every task resumed a run that vouched")
