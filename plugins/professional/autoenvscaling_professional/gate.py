@@ -14,7 +14,10 @@ of the same type; an in-place edit is left undone) and must score 0; "empty" wri
 a valid but empty document and must score 0; "wrong" is the family's plausible wrong answer (the
 reference solution with one realistic mistake) and may score at most 0.5: partial credit must not
 make a wrong answer look like a pass. A control above its ceiling rejects the task with the control,
-its reward and its ceiling in the reason.
+its reward and its ceiling in the reason. A task the domain vouches for (``redteam_tested``: made
+again byte for byte by its family, whose tests run this gate on every family at three levels) has
+only its "nothing" control judged, from the null gate's attempt; the three others are skipped with
+the reason, unless ``GateSettings.redteam_vouched`` is False.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from autoenvscaling.api import (
     GateResult, NopAgent, Sandbox, StepConfig, Task, Trajectory, solution_files, trial_evidence,
 )
 
+from .domain import ProfessionalDomain
 from .render import CONTROLS, DOMAIN
 
 #: the highest reward each control may earn, in the order they run ("nothing" is the null attempt)
@@ -104,13 +108,19 @@ class ProfessionalControlsGate(Gate):
     domain = DOMAIN
 
     async def check(self, task: Task, ctx: GateContext) -> GateResult:
-        prepared = await ctx.prepared_environment(task)
+        vouched = ctx.settings.redteam_vouched and ProfessionalDomain().redteam_tested(task)
+        prepared = None
         evidence: list[Evidence] = []
         rewards: dict[str, float] = {}
+        skipped: list[str] = []
         for control in CEILINGS:
             if control == "nothing" and ctx.null_runs:  # the null gate's attempt, not run twice
                 result, what = ctx.null_runs[0], "no action (the null gate's attempt)"
+            elif vouched and control != "nothing":
+                skipped.append(control)
+                continue
             else:
+                prepared = prepared or await ctx.prepared_environment(task)
                 agent = NopAgent() if control == "nothing" else ControlAgent(control)
                 result = await ctx.require_runner().run(task, agent, prepared=prepared)
                 what = "no action" if control == "nothing" else f"solution/controls/{control}.sh"
@@ -131,4 +141,7 @@ class ProfessionalControlsGate(Gate):
                                            "the verifier rewards an answer that is not the task's",
                                    evidence=evidence)
         summary = ", ".join(f"{k} {v:g}" for k, v in rewards.items())
+        if skipped:
+            summary += (f"; {', '.join(skipped)} skipped: the {DOMAIN} domain's tests run them on every family "
+                        "(the task is the family's own, as it generated it)")
         return self.result("pass", f"controls: {summary}", evidence=evidence)

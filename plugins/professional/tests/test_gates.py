@@ -5,8 +5,13 @@ gate is skipped where a test is about the controls gate's own reason."""
 
 from __future__ import annotations
 
+import pytest
 from autoenvscaling.tasks import Task, TaskFile
+from autoenvscaling.testing.redteam import red_team_cases
 from prof_helpers import bwrap, gate, task_of, validate, with_spec
+
+from autoenvscaling_professional.families import CATALOG
+from autoenvscaling_professional.families.base import MAX_LEVEL, MIN_LEVEL
 
 pytestmark = bwrap
 
@@ -19,19 +24,68 @@ def replaced(task: Task, **files: str) -> Task:
 
 
 def test_a_generated_task_passes_every_gate_with_its_controls_failing():
-    report = validate(task_of("format_sheet", seed=7, difficulty="hard"))
+    """Generated as its family makes it, the task has its null attempt judged against the 0.1 ceiling
+    and the three other controls skipped (the test below runs them on every family); judged as a
+    proposer's task is, every control runs and fails."""
+    task = task_of("format_sheet", seed=7, difficulty="hard")
+    report = validate(task)
     assert report.status == "valid", report.reason
     controls = gate(report, "professional-controls")
-    assert controls.status == "pass"
-    rewards = [e.values["reward"] for e in controls.evidence]
-    assert len(rewards) == 4 and rewards[:3] == [0.0, 0.0, 0.0], rewards  # nothing, untouched, empty
-    assert 0.0 < rewards[3] <= 0.5, rewards  # wrong: some partial credit, never a pass
+    assert controls.status == "pass" and "untouched, empty, wrong skipped" in controls.reason, controls.reason
+    assert [e.values["reward"] for e in controls.evidence] == [0.0]  # the null gate's attempt
+    rewards = controls_unvouched(task)
+    assert list(rewards) == ["nothing", "untouched", "empty", "wrong"]
+    assert list(rewards.values())[:3] == [0.0, 0.0, 0.0], rewards
+    assert 0.0 < rewards["wrong"] <= 0.5, rewards  # some partial credit, never a pass
+
+
+def controls_unvouched(task: Task, backend=None) -> dict[str, float]:
+    """The controls gate alone on ``task``, judged as a task no family vouches for: each control's
+    reward, after asserting that the gate passed with every control run."""
+    import asyncio
+
+    from autoenvscaling.gates.base import GateContext, GateSettings
+    from autoenvscaling.plugins import create_host
+    from autoenvscaling.runtime.trial import TrialRunner
+    from autoenvscaling.sandbox.bwrap import BwrapBackend
+
+    from autoenvscaling_professional.gate import CEILINGS, ProfessionalControlsGate
+
+    async def go():
+        sandboxes = backend or BwrapBackend()
+        ctx = GateContext(backend=sandboxes, runner=TrialRunner(sandboxes, host=create_host()),
+                          settings=GateSettings(redteam_vouched=False))
+        try:
+            return await ProfessionalControlsGate().check(task, ctx)
+        finally:
+            if backend is None:
+                await sandboxes.aclose()
+
+    result = asyncio.run(go())
+    assert result.status == "pass", f"{task.name}: {result.reason}"
+    assert "skipped" not in result.reason and len(result.evidence) == len(CEILINGS), result.reason
+    return dict(zip(CEILINGS, (e.values["reward"] for e in result.evidence)))
+
+
+@pytest.mark.parametrize(("family", "level"), red_team_cases(sorted(CATALOG), (MIN_LEVEL, 2, MAX_LEVEL)))
+def test_the_controls_hold_on_every_family_the_domain_vouches_for(bwrap_backend, family, level):
+    """What skipping the controls of a generated task rests on: at the domain's lowest, medium and
+    highest level of every family, every control runs and stays under its ceiling (one pair fast,
+    the rest slow)."""
+    from autoenvscaling_professional.domain import ProfessionalDomain
+
+    controls_unvouched(ProfessionalDomain().generate_level(family, seed=11, level=level), bwrap_backend)
 
 
 def test_a_wrong_answer_the_checks_accept_is_rejected():
+    """Also the positive control of the skip: the edited task is no longer vouched for, so the
+    controls run and reject it."""
+    from autoenvscaling_professional.domain import ProfessionalDomain
+
     task = task_of("format_sheet", seed=7, difficulty="hard")
     # the "wrong" control now makes no mistake: the checks give it full credit
     lenient = replaced(task, **{"solution/controls/wrong.sh": "#!/bin/bash\ncd /app && python3 /solution/solve.py\n"})
+    assert ProfessionalDomain().redteam_tested(task) and not ProfessionalDomain().redteam_tested(lenient)
     report = validate(lenient, skip=("reset", "flaky", "redteam"))
     assert report.status == "invalid"
     assert gate(report, "professional-controls").reason.startswith("the 'wrong' control scored 1 (must score at most 0.5)")
