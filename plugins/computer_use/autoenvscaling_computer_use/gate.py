@@ -8,7 +8,10 @@ reached the image but the key the app deletes at start.
 ``computer-use-state`` (order 55, after the core's reset gate): in a fresh sandbox, the app answers
 its state interface with exactly the seeded data (every attempt starts from the same state); the
 reference solution changes it; the interface's reset puts it back to the seed (timed), and the
-verifier then scores 0, so it reads the live state and nothing the oracle left elsewhere.
+verifier then scores 0, so it reads the live state and nothing the oracle left elsewhere. A task the
+domain vouches for (``redteam_tested``: made again byte for byte by its family, whose tests run this
+gate on every family at three levels) is skipped with the reason, unless
+``GateSettings.redteam_vouched`` is False.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from autoenvscaling.api import (
     GateResult, Sandbox, StepConfig, Task, Trajectory, last_json_object, solution_files, trial_evidence,
 )
 
+from .domain import ComputerUseDomain
 from .render import DOMAIN, STATE_SOCKET
 
 KINDS = ("key", "insert", "deleted", "query", "journal")
@@ -128,6 +132,9 @@ class ComputerUseStateGate(Gate):
     async def check(self, task: Task, ctx: GateContext) -> GateResult:
         if is_external(task):
             return self.result("pass", "an imported collection task: a fresh sandbox per attempt is its reset")
+        if ctx.settings.redteam_vouched and ComputerUseDomain().redteam_tested(task):
+            return self.result("pass", f"skipped: the {DOMAIN} domain's tests run this probe on every family "
+                                       "(the task is the family's own, as it generated it)")
         spec = json.loads(task.files["tests/spec.json"].text)
         prepared = await ctx.prepared_environment(task)
         result = await ctx.require_runner().run(task, StateProbe(task.files["tests/state.key"].text.strip()), prepared=prepared)

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+from autoenvscaling.testing.redteam import red_team_cases
 from cu_helpers import bwrap, spec_of, task_of, validate
+
+from autoenvscaling_computer_use.families import CATALOG
+from autoenvscaling_computer_use.families.base import MAX_LEVEL, MIN_LEVEL
 
 
 def _with(task, **files):
@@ -52,16 +57,56 @@ def test_lint_passes_a_generated_task_and_finds_each_defect():
     assert _lint(leaked) == "environment/spec.json is a copy of a hidden verifier file"
 
 
+def state_unvouched(task, backend=None):
+    """The state gate alone on ``task``, judged as a task no family vouches for."""
+    import asyncio
+
+    from autoenvscaling.gates.base import GateContext, GateSettings
+    from autoenvscaling.plugins import create_host
+    from autoenvscaling.runtime.trial import TrialRunner
+    from autoenvscaling.sandbox.bwrap import BwrapBackend
+
+    from autoenvscaling_computer_use.gate import ComputerUseStateGate
+
+    async def go():
+        sandboxes = backend or BwrapBackend()
+        ctx = GateContext(backend=sandboxes, runner=TrialRunner(sandboxes, host=create_host()),
+                          settings=GateSettings(redteam_vouched=False))
+        try:
+            return await ComputerUseStateGate().check(task, ctx)
+        finally:
+            if backend is None:
+                await sandboxes.aclose()
+
+    return asyncio.run(go())
+
+
 @bwrap
 def test_the_state_gate_passes_a_generated_task_with_its_reset_time():
-    report = validate(task_of("crm_search_edit", seed=2), skip=("reset", "flaky"))
+    """Generated as its family makes it, the task's probe is skipped with the reason (the test below
+    runs it on every family); judged as a proposer's task is, it runs and passes."""
+    task = task_of("crm_search_edit", seed=2)
+    report = validate(task, skip=("reset", "flaky"))
     gates = {g.name: g for g in report.gates}
     assert report.valid, report.reason
-    state = gates["computer-use-state"]
-    assert state.status == "pass" and state.reason.startswith("starts seeded; reset restores it in")
+    assert gates["computer-use-state"].reason.startswith("skipped: the computer_use domain's tests run this probe")
+    state = state_unvouched(task)
+    assert state.status == "pass" and state.reason.startswith("starts seeded; reset restores it in"), state.reason
     digests = state.evidence[-1].values
-    assert digests["start"] == digests["after_reset"] == spec_of(task_of("crm_search_edit", seed=2))["seed_digest"]
+    assert digests["start"] == digests["after_reset"] == spec_of(task)["seed_digest"]
     assert digests["after_oracle"] != digests["start"] and 0 < digests["reset_ms"] < 1000
+
+
+@bwrap
+@pytest.mark.parametrize(("family", "level"), red_team_cases(sorted(CATALOG), (MIN_LEVEL, 2, MAX_LEVEL)))
+def test_the_state_gate_holds_on_every_family_the_domain_vouches_for(bwrap_backend, family, level):
+    """What skipping the probe of a generated task rests on: at the domain's lowest, medium and highest
+    level of every family the app starts seeded, the oracle changes it, reset restores it and the
+    verifier then pays nothing (one pair fast, the rest slow)."""
+    from autoenvscaling_computer_use.domain import ComputerUseDomain
+
+    state = state_unvouched(ComputerUseDomain().generate_level(family, seed=11, level=level), bwrap_backend)
+    assert state.status == "pass" and state.reason.startswith("starts seeded"), state.reason
 
 
 @bwrap
@@ -77,6 +122,9 @@ def test_the_state_gate_rejects_a_verifier_that_does_not_read_the_live_state():
                    solution__solve_DOT_sh=task.files["solution/solve.sh"].text + "touch /root/.done\n",
                    tests__test_DOT_sh="#!/bin/sh\nmkdir -p /logs/verifier\n"
                                       "if [ -e /root/.done ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n")
+    from autoenvscaling_computer_use.domain import ComputerUseDomain
+
+    assert not ComputerUseDomain().redteam_tested(marker)  # edited: judged, not skipped as its family's own
     report = validate(marker, skip=("reset", "flaky", "redteam"))
     gates = {g.name: g for g in report.gates}
     assert gates["oracle"].status == "pass" and gates["null"].status == "pass"
