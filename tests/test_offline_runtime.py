@@ -43,8 +43,12 @@ def test_default_set_is_provisioned_once_with_its_dependencies():
     assert pytest_dist["deps"]["pluggy"] == versions["pluggy"]
     root = set_dir.parent.parent
     for dist in manifest["dists"]:
-        with zipfile.ZipFile(root / dist["path"]) as wheel:  # each dist is an importable wheel
-            assert any(n.endswith(".dist-info/METADATA") for n in wheel.namelist())
+        with zipfile.ZipFile(root / dist["stored"]) as wheel:  # each dist is an importable wheel
+            names = set(wheel.namelist())
+            assert any(n.endswith(".dist-info/METADATA") for n in names)
+            # with this Python's bytecode beside each module, for zipimport to load
+            assert {n + "c" for n in names if n.endswith(".py")} <= names, dist["name"]
+        assert dist["path"] == f"dists/{Path(dist['stored']).name}"  # in the runtime: the wheel's own name
     # Cached: a fresh process finds the set on disk and runs no pip (no subprocess at all).
     again = subprocess.run([sys.executable, "-c", "import subprocess\n"
                             "def refuse(*args, **kwargs): raise AssertionError(f'ran {args[0]!r}')\n"
@@ -62,9 +66,9 @@ def test_a_wheelhouse_replaces_pypi(tmp_path):
     manifest = json.loads((set_dir / "manifest.json").read_text())
     assert [(d["name"], d["version"]) for d in manifest["dists"]] == [("iniconfig", "2.1.0")]
     # A pruned cache is noticed and provisioned again.
-    (set_dir.parent.parent / manifest["dists"][0]["path"]).unlink()
+    (set_dir.parent.parent / manifest["dists"][0]["stored"]).unlink()
     assert provision(["iniconfig==2.1.0"], cache_dir=tmp_path / "cache", wheelhouse=wheelhouse) == set_dir
-    assert (set_dir.parent.parent / manifest["dists"][0]["path"]).is_file()
+    assert (set_dir.parent.parent / manifest["dists"][0]["stored"]).is_file()
     # Parallel workers provisioning the same set into a fresh cache: one result, no debris.
     code = ("import sys; from pathlib import Path; from autoenvscaling.runtime.offline import provision; "
             f"print(provision(['iniconfig==2.1.0'], cache_dir=Path(sys.argv[1]), wheelhouse=Path({str(wheelhouse)!r})))")
@@ -78,6 +82,46 @@ def test_a_wheelhouse_replaces_pypi(tmp_path):
     assert "AUTOENVSCALING_WHEELHOUSE" in (info.value.hint or "")
 
 
+def test_the_stored_bytecode_is_what_imports_and_a_foreign_python_compiles_the_source(tmp_path):
+    """The unchecked-hash .pyc beside each module is what zipimport runs: with its source edited
+    afterwards, the import still gives the compiled value. With a foreign magic number (another
+    Python version's bytecode) the import compiles the edited source instead."""
+    set_dir = provision(DEFAULT_PACKAGES)
+    dist = next(d for d in json.loads((set_dir / "manifest.json").read_text())["dists"] if d["name"] == "iniconfig")
+    with zipfile.ZipFile(set_dir.parent.parent / dist["stored"]) as stored:
+        members = {n: stored.read(n) for n in stored.namelist()}
+    version = "iniconfig/_version.py"
+    assert version + "c" in members and b"2.1.0" in members[version]
+
+    def imported(changes: dict[str, bytes]) -> str:
+        path = tmp_path / f"{len(list(tmp_path.iterdir()))}.whl"
+        with zipfile.ZipFile(path, "w") as out:
+            for name, data in {**members, **changes}.items():
+                out.writestr(name, data)
+        code = "import iniconfig._version as v; print(v.version)"
+        done = subprocess.run([sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(path)!r}); {code}"],
+                              capture_output=True, text=True, check=True)
+        return done.stdout.strip()
+
+    edited = members[version].replace(b"2.1.0", b"9.9.9")
+    assert imported({version: edited}) == "2.1.0"  # the bytecode ran, not the edited source
+    foreign = b"\0\0\r\n" + members[version + "c"][4:]
+    assert imported({version: edited, version + "c": foreign}) == "9.9.9"  # no bytecode of its version: the source
+
+
+def test_a_wheel_with_a_path_outside_its_root_is_refused(tmp_path):
+    from autoenvscaling.errors import BuildError
+    from autoenvscaling.runtime.offline import _store_wheel
+
+    wheel = tmp_path / "evil-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as out:
+        out.writestr("evil/__init__.py", "")
+        out.writestr("../../outside.py", "x = 1\n")
+    with pytest.raises(BuildError, match=r"holds a file outside its root \(\.\./\.\./outside\.py\)"):
+        _store_wheel(wheel, tmp_path / "store" / wheel.name, "/opt/x")
+    assert not (tmp_path / "outside.py").exists() and not list((tmp_path / "store").iterdir())
+
+
 def test_runtime_files_hold_the_shims_and_packages_and_record_failures(tmp_path):
     files = runtime_files()
     assert files is runtime_files()  # cached in-process
@@ -87,7 +131,7 @@ def test_runtime_files_hold_the_shims_and_packages_and_record_failures(tmp_path)
     assert "dists/pytest-8.4.1-py3-none-any.whl" in files  # the wheel's own name: pip finds it
     assert "python/bin/python3" in files  # the verifier's own Python, for images without python3
     shims = runtime_files(python=False)
-    assert 1_000_000 < runtime_size(shims) < 4_000_000 and len(shims) < 20 and "python/bin/python3" not in shims
+    assert 1_000_000 < runtime_size(shims) < 6_000_000 and len(shims) < 20 and "python/bin/python3" not in shims
     index = json.loads(files["index.json"][0])
     assert index["problems"] == [] and "8.4.1" in index["dists"]["pytest"]
     empty_wheelhouse = tmp_path / "empty"

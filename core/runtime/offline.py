@@ -46,7 +46,9 @@ from .verifier_view import canonical_name
 DEFAULT_PACKAGES: tuple[str, ...] = ("pytest==8.4.1", "pytest-json-ctrf==0.3.5")
 ENV_PACKAGES = "AUTOENVSCALING_VERIFIER_PACKAGES"
 PYTHON_FLOOR = "3.9"
-DISTS_LAYOUT = 2  # part of every set's key: bump when how dists/ is laid out changes (2: wheels' own names)
+#: part of every set's key: bump when how dists/ is laid out changes (2: wheels' own names; 3: the
+#: host Python's bytecode beside each module, stored per Python version)
+DISTS_LAYOUT = 3
 # Shim files (package data) -> their path in the runtime, and whether they are executable.
 SHIMS: dict[str, tuple[str, ...]] = {
     "apt-get": ("bin/apt-get", "bin/apt"),
@@ -97,7 +99,8 @@ def provision(specs: tuple[str, ...] | list[str], *, cache_dir: Path | None = No
     specs = tuple(sorted({s.strip() for s in specs if s.strip()}))
     wheelhouse = configured_wheelhouse(wheelhouse)
     root = verifier_cache(cache_dir)
-    key = hashlib.sha256(json.dumps([specs, PYTHON_FLOOR, DISTS_LAYOUT]).encode()).hexdigest()[:16]
+    host = "py%d%d" % sys.version_info[:2]  # the stored zips hold this Python's bytecode
+    key = hashlib.sha256(json.dumps([specs, PYTHON_FLOOR, DISTS_LAYOUT, host]).encode()).hexdigest()[:16]
     set_dir = root / "sets" / key
 
     def build(work: Path) -> Path:
@@ -105,11 +108,13 @@ def provision(specs: tuple[str, ...] | list[str], *, cache_dir: Path | None = No
         versions = {name: version for name, version, _ in wheels}
         dists = []
         for name, version, wheel in wheels:
-            target = root / "dists" / wheel.name  # the wheel's own name: pip finds it there (--find-links)
-            if not target.is_file():
-                _store_wheel(wheel, target)
-            deps, scripts = _describe(target, versions)
-            dists.append({"name": name, "version": version, "path": f"dists/{target.name}",
+            # In the runtime, dists/ under the wheel's own name (pip finds it there: --find-links);
+            # in the cache, per layout and host Python, as the bytecode inside differs.
+            stored = f"dists/layout{DISTS_LAYOUT}-{host}/{wheel.name}"
+            if not (root / stored).is_file():
+                _store_wheel(wheel, root / stored, f"{VERIFIER_RUNTIME}/offline/dists/{wheel.name}")
+            deps, scripts = _describe(root / stored, versions)
+            dists.append({"name": name, "version": version, "path": f"dists/{wheel.name}", "stored": stored,
                           "deps": deps, "scripts": scripts, "python": python})
         staged = work / "set"
         staged.mkdir(parents=True)
@@ -125,7 +130,7 @@ def _complete(set_dir: Path) -> bool:
         manifest = json.loads((set_dir / "manifest.json").read_text())
     except (OSError, ValueError):
         return False
-    return all((set_dir.parent.parent / d["path"]).is_file() for d in manifest["dists"])
+    return all((set_dir.parent.parent / d["stored"]).is_file() for d in manifest["dists"])
 
 
 def _download(specs: tuple[str, ...], dest: Path, wheelhouse: Path | None) -> tuple[list[tuple[str, str, Path]], str]:
@@ -146,22 +151,37 @@ def _download(specs: tuple[str, ...], dest: Path, wheelhouse: Path | None) -> tu
     return [(canonical_name(parts[0]), parts[1], wheel) for parts, wheel in names], python
 
 
-def _store_wheel(wheel: Path, target: Path) -> None:
-    """Keep the wheel as an importable zip. A pure wheel already is one (its top-level packages and
-    .dist-info sit at the root); files under ``<name>.data/purelib`` are moved to the root."""
+def _store_wheel(wheel: Path, target: Path, mounted_at: str) -> None:
+    """Keep the wheel as an importable zip (a pure wheel already is one: its top-level packages and
+    .dist-info sit at the root; files under ``<name>.data/purelib`` are moved to the root), with an
+    unchecked-hash .pyc beside each .py, compiled by this Python. zipimport loads that bytecode
+    instead of compiling every module at every start (pytest and its plugins: about a third of a
+    verifier's pytest start). An interpreter of another version sees a foreign magic number and
+    compiles the source, as it did without. pip installs the zip like the wheel it came from.
+    ``mounted_at``: the zip's path in the sandbox, which tracebacks name."""
+    import compileall
+    import py_compile
+    import tempfile
+
     target.parent.mkdir(parents=True, exist_ok=True)
     staged = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}")
-    with zipfile.ZipFile(wheel) as src:
-        data_dirs = [n for n in src.namelist() if re.match(r"[^/]+\.data/(purelib|platlib)/", n)]
-        if not data_dirs:
-            shutil.copyfile(wheel, staged)
-        else:
-            with zipfile.ZipFile(staged, "w", zipfile.ZIP_DEFLATED) as out:
-                for item in src.infolist():
-                    name = re.sub(r"^[^/]+\.data/(purelib|platlib)/", "", item.filename)
-                    if re.match(r"[^/]+\.data/", name):
-                        continue  # scripts, headers, data: not importable, not needed
-                    out.writestr(name, src.read(item))
+    with tempfile.TemporaryDirectory(dir=target.parent) as tmp, zipfile.ZipFile(wheel) as src:
+        tree = Path(tmp)
+        for item in src.infolist():
+            name = re.sub(r"^[^/]+\.data/(purelib|platlib)/", "", item.filename)
+            if item.is_dir() or re.match(r"[^/]+\.data/", name):
+                continue  # scripts, headers, data: not importable, not needed
+            if name.startswith("/") or ".." in name.split("/"):
+                raise BuildError(f"{wheel.name} holds a file outside its root ({item.filename})",
+                                 hint="provision wheels from PyPI or a wheelhouse you trust")
+            (tree / name).parent.mkdir(parents=True, exist_ok=True)
+            (tree / name).write_bytes(src.read(item))
+        # A module this Python cannot compile (another version's syntax) is left as source.
+        compileall.compile_dir(tmp, quiet=2, legacy=True, ddir=mounted_at, workers=1,
+                               invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+        with zipfile.ZipFile(staged, "w", zipfile.ZIP_DEFLATED) as out:
+            for path in sorted(p for p in tree.rglob("*") if p.is_file()):
+                out.write(path, path.relative_to(tree).as_posix())
     staged.rename(target)
 
 
@@ -222,7 +242,7 @@ def _package_files(sets: list[tuple[str, ...]], cache_dir: Path | None) -> dict[
             if dist["version"] in versions:
                 continue
             versions[dist["version"]] = {k: dist[k] for k in ("path", "deps", "scripts", "python")}
-            files[dist["path"]] = ((root / dist["path"]).read_bytes(), False)
+            files[dist["path"]] = ((root / dist["stored"]).read_bytes(), False)
     files["index.json"] = (json.dumps({"dists": index, "problems": problems}, indent=1).encode(), False)
     return files
 
