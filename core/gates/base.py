@@ -161,8 +161,8 @@ class GateSettings(BaseModel):
     calibration_margin: float = 0.15
     skip: tuple[str, ...] = ()
     #: leave alone the tasks a domain vouches for (``Domain.redteam_tested``); False: the red-team
-    #: gate, and a domain's own gates that honour it (professional's controls), judge every task
-    #: (the domains' own tests, to prove what the vouching rests on)
+    #: gate, and a domain's own gates that honour it (professional's controls, computer_use's state
+    #: probe), judge every task (the domains' own tests, to prove what the vouching rests on)
     redteam_vouched: bool = True
 
 

@@ -19,6 +19,7 @@ _EXPORTS = {
     "check_cheat": "redteam",
     "run_cheat": "redteam",
     "assert_red_team_holds": "redteam",
+    "judge_unvouched": "redteam",
     "assert_vouched_only_as_generated": "redteam",
     "red_team_cases": "redteam",
 }

@@ -44,23 +44,44 @@ async def check_cheat(runner: Any, task: Task, cheat: Cheat, *, threshold: float
     return real, ctrl
 
 
+def judge_unvouched(gate: Any, task: Task, backend: Any = None, *, host: Any = None) -> Any:
+    """``gate`` (a Gate) alone on ``task``, judging it as a task no domain vouches for
+    (``GateSettings(redteam_vouched=False)``): its GateResult. ``backend``: a sandbox backend
+    (default: a bwrap one, closed afterwards). What a domain's tests run on every family before its
+    gates skip the tasks those families generate."""
+    import asyncio
+
+    from ..gates.base import GateContext, GateSettings
+    from ..plugins import create_host
+    from ..runtime.trial import TrialRunner
+    from ..sandbox.bwrap import BwrapBackend
+
+    host = host or create_host()
+
+    async def go() -> Any:
+        sandboxes = backend or BwrapBackend()
+        ctx = GateContext(backend=sandboxes, runner=TrialRunner(sandboxes, host=host),
+                          settings=GateSettings(redteam_vouched=False), host=host)
+        try:
+            return await gate.check(task, ctx)
+        finally:
+            if backend is None:
+                await sandboxes.aclose()
+
+    return asyncio.run(go())
+
+
 def assert_red_team_holds(task: Task, backend: Any, *, host: Any = None) -> dict[str, float]:
     """Run the red-team gate on ``task`` as it judges a task no domain vouches for, and assert that it
     passes: every gate cheat that applies (at least one) ran and scored below the null threshold.
     Returns each cheat's reward. A domain lists a family in ``redteam_tested_families`` only when its
     tests call this on the family's tasks."""
-    import asyncio
-
-    from ..gates.base import GateContext, GateSettings
     from ..gates.redteam import RedTeamGate
     from ..plugins import create_host
     from ..redteam.run import cheats_for
-    from ..runtime.trial import TrialRunner
 
     host = host or create_host()
-    ctx = GateContext(backend=backend, runner=TrialRunner(backend, host=host),
-                      settings=GateSettings(redteam_vouched=False), host=host)
-    result = asyncio.run(RedTeamGate().check(task, ctx))
+    result = judge_unvouched(RedTeamGate(), task, backend, host=host)
     assert result.status == "pass", f"the red team beat {task.name}: {result.reason}"
     rewards: dict[str, float] = next((e.values["rewards"] for e in result.evidence if e.command == "red team"), {})
     expected = sorted(c.name for c in cheats_for(task, host, gate_only=True))

@@ -59,26 +59,11 @@ def test_lint_passes_a_generated_task_and_finds_each_defect():
 
 def state_unvouched(task, backend=None):
     """The state gate alone on ``task``, judged as a task no family vouches for."""
-    import asyncio
-
-    from autoenvscaling.gates.base import GateContext, GateSettings
-    from autoenvscaling.plugins import create_host
-    from autoenvscaling.runtime.trial import TrialRunner
-    from autoenvscaling.sandbox.bwrap import BwrapBackend
+    from autoenvscaling.testing import judge_unvouched
 
     from autoenvscaling_computer_use.gate import ComputerUseStateGate
 
-    async def go():
-        sandboxes = backend or BwrapBackend()
-        ctx = GateContext(backend=sandboxes, runner=TrialRunner(sandboxes, host=create_host()),
-                          settings=GateSettings(redteam_vouched=False))
-        try:
-            return await ComputerUseStateGate().check(task, ctx)
-        finally:
-            if backend is None:
-                await sandboxes.aclose()
-
-    return asyncio.run(go())
+    return judge_unvouched(ComputerUseStateGate(), task, backend)
 
 
 @bwrap

@@ -42,26 +42,11 @@ def test_a_generated_task_passes_every_gate_with_its_controls_failing():
 def controls_unvouched(task: Task, backend=None) -> dict[str, float]:
     """The controls gate alone on ``task``, judged as a task no family vouches for: each control's
     reward, after asserting that the gate passed with every control run."""
-    import asyncio
-
-    from autoenvscaling.gates.base import GateContext, GateSettings
-    from autoenvscaling.plugins import create_host
-    from autoenvscaling.runtime.trial import TrialRunner
-    from autoenvscaling.sandbox.bwrap import BwrapBackend
+    from autoenvscaling.testing import judge_unvouched
 
     from autoenvscaling_professional.gate import CEILINGS, ProfessionalControlsGate
 
-    async def go():
-        sandboxes = backend or BwrapBackend()
-        ctx = GateContext(backend=sandboxes, runner=TrialRunner(sandboxes, host=create_host()),
-                          settings=GateSettings(redteam_vouched=False))
-        try:
-            return await ProfessionalControlsGate().check(task, ctx)
-        finally:
-            if backend is None:
-                await sandboxes.aclose()
-
-    result = asyncio.run(go())
+    result = judge_unvouched(ProfessionalControlsGate(), task, backend)
     assert result.status == "pass", f"{task.name}: {result.reason}"
     assert "skipped" not in result.reason and len(result.evidence) == len(CEILINGS), result.reason
     return dict(zip(CEILINGS, (e.values["reward"] for e in result.evidence)))
