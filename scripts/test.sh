@@ -2,7 +2,7 @@
 # All tests: set up (first time only), start a Docker-API engine (podman) for the docker backend's
 # tests, then pytest over the core and every plugin. Extra arguments go to pytest
 # (e.g. `-m slow` for the slow tests, `-k bwrap`). The tests run in PYTEST_WORKERS processes
-# (pytest-xdist, default one more than the cores: a test waits on sandboxes, engines and servers part
+# (pytest-xdist, default two more than the cores: a test waits on sandboxes, engines and servers part
 # of its time; idle workers take tests from busy ones; 0 runs them in this process).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -14,7 +14,7 @@ export OMP_NUM_THREADS=1
 cd "$ROOT"
 paths=(tests)
 for d in plugins/*/tests trainer/tests; do [ -d "$d" ] && paths+=("$d"); done
-count="${PYTEST_WORKERS:-$(( $(nproc) + 1 ))}"
+count="${PYTEST_WORKERS:-$(( $(nproc) + 2 ))}"
 workers=(-n "$count")
 [ "$count" = "0" ] || workers+=(--dist worksteal)
 exec python -m pytest "${paths[@]}" -m "${PYTEST_MARKERS:-not slow and not gpu}" "${workers[@]}" -q "$@"
