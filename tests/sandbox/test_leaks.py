@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from autoenvscaling.sandbox.isolation import run_dir
 
 from .conftest_docker import *  # noqa: F403 - the shared docker fixtures
 
@@ -65,6 +66,7 @@ def leftovers(traces: Traces) -> dict[str, list[str]]:
     """Everything of the traced attempts still on the host, by kind."""
     found: dict[str, list[str]] = {"processes": [], "mounts": [], "cgroups and directories": []}
     containers = [c.encode() for c in traces.containers]
+    candidates = []
     for pid, proc in _proc_entries():
         if pid == os.getpid():
             continue
@@ -79,6 +81,15 @@ def leftovers(traces: Traces) -> dict[str, list[str]]:
         cmdline = _read(f"{proc}/cmdline", binary=True)
         cgroup = _read(f"{proc}/cgroup", binary=True)
         if user_ns in traces.namespaces or any(c in cmdline or c in cgroup for c in containers):
+            candidates.append((pid, user_ns, cmdline))
+    # The kernel reuses a freed namespace's inode number: a namespace whose bwrap names a run
+    # directory that is not one of ours belongs to a sandbox of another process (another test
+    # worker), not to an attempt of ours that outlived its close.
+    jails = f"{run_dir()}/".encode()
+    ours = [p.encode() for p in traces.paths]
+    foreign = {ns for _, ns, cmdline in candidates if jails in cmdline and not any(p in cmdline for p in ours)}
+    for pid, user_ns, cmdline in candidates:
+        if user_ns not in foreign:
             words = cmdline.replace(b"\0", b" ")[:160].decode(errors="replace")
             found["processes"].append(f"{pid} {words}")
     mountinfo = _read("/proc/self/mountinfo") + _read("/proc/1/mountinfo")
@@ -247,8 +258,11 @@ def test_the_count_sees_what_an_attempt_leaves(backend, basic_task, basic_env):
             traces.paths.update(str(d) for d in jail.cgroups.dirs)
             await jail.spawn(["sleep", "600"], env={"PATH": "/usr/bin:/bin"}, cwd="/")
             running = leftovers(traces)
+            # another worker's sandbox whose namespace got an inode number we had recorded: not ours
+            reused = leftovers(Traces(namespaces=set(traces.namespaces), paths={"/elsewhere"}))
         finally:
             await sb.close()
+        assert "processes" not in reused, reused
         return running, leftovers(traces)
 
     running, closed = asyncio.run(go())
