@@ -131,6 +131,7 @@ class Child:
         self.work = tempfile.mkdtemp(prefix="kernelcheck-")
         self.job_path, self.result_path = os.path.join(self.work, "job.pt"), os.path.join(self.work, "result.pt")
         env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}  # the child decides, from torch
+        env["TMPDIR"] = self.work  # its private copy of the submission goes where close() removes it
         cmd = [sys.executable, "-I", os.path.join(HERE, "kernelrun.py"), self.job_path, self.result_path]
         self.proc = subprocess.Popen(cmd, cwd=self.work, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, start_new_session=True)

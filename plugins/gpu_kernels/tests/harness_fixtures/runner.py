@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,9 +37,13 @@ def kernelcheck(problem: str, solution: Path, out: Path, *, no_lint: bool = Fals
     weaken = (*weaken, "lint") if no_lint else weaken
     if weaken:
         cmd.append(f"--weaken={','.join(weaken)}")
-    env = {**os.environ, "TRITON_INTERPRET": "1", "OMP_NUM_THREADS": "1"}
+    scratch = Path(tempfile.mkdtemp(prefix="kernelcheck-tmp-"))  # the harness's TMPDIR: empty again after it
+    env = {**os.environ, "TRITON_INTERPRET": "1", "OMP_NUM_THREADS": "1", "TMPDIR": str(scratch)}
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    left = sorted(p.name for p in scratch.iterdir())
+    assert not left, f"kernelcheck.py left {left} in its TMPDIR"
+    scratch.rmdir()
     reward = int((out / "reward.txt").read_text().strip())
     report = json.loads((out / "kernel.json").read_text())
     assert report["reward"] == reward
