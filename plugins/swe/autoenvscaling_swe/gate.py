@@ -7,7 +7,13 @@ holding the fixed version of a changed file, no held-back test.
 ``swe-validation`` (order 35, after the oracle): in the task's own built environment, no second copy
 of the code under test lies outside the repository (suite.copies_problem), and the suite runs
 ``reruns`` times on the agent's repository and ``reruns`` times with the fix applied; suite.classify
-must admit the bug and give exactly the FAIL_TO_PASS and PASS_TO_PASS lists the task carries.
+must admit the bug and give exactly the FAIL_TO_PASS and PASS_TO_PASS lists the task carries. A
+task the domain vouches for (``redteam_tested``: a seed repository's bug this process generated, byte
+for byte) is skipped with the reason, unless ``GateSettings.redteam_vouched`` is False: its generator
+ran the same screening (the copies search, the suite twice clean and twice with the bug) on the
+same snapshot, and the domain's tests run this gate on every seed repository at levels 0, 1 and 3.
+The oracle, reset and flakiness gates still run the task's own verifier three times with the fix,
+and the null gate once with the bug.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import json
 
 from autoenvscaling.api import DomainLintGate, Evidence, Gate, GateContext, GateResult, Task
 
+from .domain import SweDomain
 from .patches import PatchError, apply_patch
 from .render import DOMAIN, read_patch
 from .suite import RepoSandbox, classify, code_modules, copies_problem
@@ -108,6 +115,9 @@ class SweValidationGate(Gate):
     reruns = 2
 
     async def check(self, task: Task, ctx: GateContext) -> GateResult:
+        if ctx.settings.redteam_vouched and SweDomain().redteam_tested(task):
+            return self.result("pass", f"skipped: the {DOMAIN} domain's generator screened this bug in the same "
+                                       "snapshot, and its tests run this gate on every seed repository")
         spec = spec_of(task)
         visible, bundle = repo_files(task, REPO), repo_files(task, BUNDLE)
         try:

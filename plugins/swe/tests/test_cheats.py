@@ -172,3 +172,62 @@ def test_the_domain_vouches_only_for_what_this_process_generated(tmp_path):
                                 "print(SweDomain().redteam_tested(read_task(sys.argv[1])))", str(folder)],
                                capture_output=True, text=True, check=True)
     assert elsewhere.stdout.strip() == "False", elsewhere.stderr
+
+
+# -- the swe-validation gate on every seed repository: what its skip of vouched tasks rests on -----------
+def _validation_unvouched(task, backend=None):
+    from autoenvscaling.testing import judge_unvouched
+    from autoenvscaling_swe.gate import SweValidationGate
+
+    return judge_unvouched(SweValidationGate(), task, backend)
+
+
+@pytest.mark.parametrize(("family", "level"), red_team_cases(_seed_names(), (0, 1, 3)))
+def test_the_validation_gate_passes_every_seed_repository_it_vouches_for(bwrap_backend, family, level):
+    """Each seed repository's generated bug at levels 0, 1 and 3, judged as a proposer's task is: no
+    second copy of the code under test in the image, and the suite run twice with the bug and twice
+    with the fix gives exactly the lists the task carries."""
+    from autoenvscaling_swe.domain import SweDomain
+
+    task = SweDomain().generate_level(family, seed=11, level=level)
+    result = _validation_unvouched(task, bwrap_backend)
+    assert result.status == "pass" and "skipped" not in result.reason, result.reason
+    values = result.evidence[0].values
+    swe = task.config.metadata["swe"]
+    assert (values["fail_to_pass"], values["pass_to_pass"]) == (len(swe["FAIL_TO_PASS"]), len(swe["PASS_TO_PASS"]))
+
+
+def test_the_validation_gate_skips_only_a_task_the_domain_vouches_for(bwrap_backend):
+    """Generated here, the task is admitted with the gate skipped and the reason given; with one
+    passing test moved into FAIL_TO_PASS (a list the suite does not give) it is no longer vouched
+    for, and the gate, judging it, rejects it with the difference."""
+    import json
+
+    from autoenvscaling_swe.domain import SweDomain
+
+    task = SweDomain().generate_level("datespan", seed=5, level=1)
+    report = validate(task)
+    assert report.valid, report.reason
+    gate = next(g for g in report.gates if g.name == "swe-validation")
+    assert gate.status == "pass" and gate.reason.startswith("skipped: "), gate.reason
+    spec = json.loads(task.files["tests/swe.json"].text)
+    moved = spec["pass_to_pass"][0]
+    spec = {**spec, "fail_to_pass": [*spec["fail_to_pass"], moved],
+            "pass_to_pass": [t for t in spec["pass_to_pass"] if t != moved]}
+    edited = task.with_files({"tests/swe.json": json.dumps(spec)})
+    assert not SweDomain().redteam_tested(edited)
+    result = asyncio.run(_judged(edited, bwrap_backend))
+    assert result.status == "fail" and result.reason.startswith("FAIL_TO_PASS differs"), result.reason
+    assert "0 more" in result.reason and "1 fewer" in result.reason and moved in result.reason
+
+
+async def _judged(task, backend):
+    """The gate on ``task`` with the default settings (vouched tasks skipped)."""
+    from autoenvscaling.gates.base import GateContext, GateSettings
+    from autoenvscaling.plugins import create_host
+    from autoenvscaling.runtime.trial import TrialRunner
+    from autoenvscaling_swe.gate import SweValidationGate
+
+    host = create_host()
+    ctx = GateContext(backend=backend, runner=TrialRunner(backend, host=host), settings=GateSettings(), host=host)
+    return await SweValidationGate().check(task, ctx)
