@@ -163,16 +163,17 @@ async def admission(n: int, jobs: int, seed: int, log: Path) -> dict:
     print(f"\nadmission: {len(todo)} tasks to validate ({len(tasks) - len(todo)} already in {log})")
     start = time.perf_counter()
     with log.open("a") as fh:
-        async for report in validate_many(todo, validator=validator, executor=LocalExecutor(concurrency=jobs)):
-            task = next(t for t in todo if t.name == report.name)
-            state = next((g for g in report.gates if g.name == "computer-use-state"), None)
-            row = {"name": report.name, "family": task.provenance.family, "difficulty": task.provenance.difficulty,
-                   "status": report.status, "reason": report.reason, "seconds": round(report.seconds, 2),
-                   "state": state.reason if state else ""}
-            fh.write(json.dumps(row) + "\n")
-            fh.flush()
-            done[report.name] = row
-            print(f"  [{len(done)}/{len(tasks)}] {report.name}: {report.status} {report.seconds:.1f}s {row['state']}", flush=True)
+        async with LocalExecutor(concurrency=jobs) as executor:
+            async for report in validate_many(todo, validator=validator, executor=executor):
+                task = next(t for t in todo if t.name == report.name)
+                state = next((g for g in report.gates if g.name == "computer-use-state"), None)
+                row = {"name": report.name, "family": task.provenance.family, "difficulty": task.provenance.difficulty,
+                       "status": report.status, "reason": report.reason, "seconds": round(report.seconds, 2),
+                       "state": state.reason if state else ""}
+                fh.write(json.dumps(row) + "\n")
+                fh.flush()
+                done[report.name] = row
+                print(f"  [{len(done)}/{len(tasks)}] {report.name}: {report.status} {report.seconds:.1f}s {row['state']}", flush=True)
     seconds = time.perf_counter() - start
     await backend.aclose()
     rows = [done[t.name] for t in tasks]

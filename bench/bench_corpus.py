@@ -139,11 +139,12 @@ async def validate(args: argparse.Namespace) -> list[dict[str, Any]]:
         validator.use_backend(make_backend(args.backend, host, SandboxPolicy(network=args.network)))
     order = {str(p): i for i, p in enumerate(task_dirs)}
     reports = []
-    async for report in validate_many(task_dirs, validator=validator, executor=LocalExecutor(concurrency=args.jobs)):
-        reports.append(report)
-        if not args.quiet:  # a corpus of hundreds takes a while: say where it is, on stderr
-            print(f"[{len(reports)}/{len(task_dirs)}] {report.name}: {report.status}"
-                  + (f" ({report.reason[:100]})" if report.status != "valid" else ""), file=sys.stderr, flush=True)
+    async with LocalExecutor(concurrency=args.jobs) as executor:
+        async for report in validate_many(task_dirs, validator=validator, executor=executor):
+            reports.append(report)
+            if not args.quiet:  # a corpus of hundreds takes a while: say where it is, on stderr
+                print(f"[{len(reports)}/{len(task_dirs)}] {report.name}: {report.status}"
+                      + (f" ({report.reason[:100]})" if report.status != "valid" else ""), file=sys.stderr, flush=True)
     if validator.backend is not None:
         await validator.backend.aclose()
     return [r.to_json() for r in sorted(reports, key=lambda r: order.get(r.task, len(order)))]

@@ -117,12 +117,13 @@ async def admission(tasks: list, jobs: int) -> dict:
     warm = await validator.validate(GpuKernelsDomain().generate("elementwise_chain", seed=10**6 + 1, difficulty="easy"))
     print(f"\nwarm-up task: {warm.status} in {warm.seconds:.1f} s (builds the domain's image once per machine)")
     rows, start = [], time.perf_counter()
-    async for report in validate_many(tasks, validator=validator, executor=LocalExecutor(concurrency=jobs)):
-        task = next(t for t in tasks if t.name == report.name)
-        lint = next((g.reason for g in report.gates if g.name == "gpu-kernels-lint"), "")
-        rows.append({"name": report.name, "family": task.provenance.family, "difficulty": task.provenance.difficulty,
-                     "status": report.status, "reason": report.reason, "seconds": round(report.seconds, 2)})
-        print(f"  [{len(rows)}/{len(tasks)}] {report.name}: {report.status} {report.seconds:.1f}s  {lint}", flush=True)
+    async with LocalExecutor(concurrency=jobs) as executor:
+        async for report in validate_many(tasks, validator=validator, executor=executor):
+            task = next(t for t in tasks if t.name == report.name)
+            lint = next((g.reason for g in report.gates if g.name == "gpu-kernels-lint"), "")
+            rows.append({"name": report.name, "family": task.provenance.family, "difficulty": task.provenance.difficulty,
+                         "status": report.status, "reason": report.reason, "seconds": round(report.seconds, 2)})
+            print(f"  [{len(rows)}/{len(tasks)}] {report.name}: {report.status} {report.seconds:.1f}s  {lint}", flush=True)
     seconds = time.perf_counter() - start
     await backend.aclose()
     return summarise(rows, validated=len(rows), seconds=seconds, jobs=jobs)

@@ -80,15 +80,16 @@ async def bench_admission(n: int, jobs: int, seed: int, log: Path) -> dict:
     print(f"admission: {len(todo)} tasks to validate ({len(tasks) - len(todo)} already in {log})")
     start = time.perf_counter()
     with log.open("a") as fh:
-        async for report in validate_many(todo, validator=validator, executor=LocalExecutor(concurrency=jobs)):
-            task = next(t for t in todo if t.name == report.name)
-            row = {"name": report.name, "family": task.provenance.family, "difficulty": task.provenance.difficulty,
-                   "status": report.status, "reason": report.reason, "seconds": round(report.seconds, 2),
-                   "controls": controls_of(report)}
-            fh.write(json.dumps(row) + "\n")
-            fh.flush()
-            done[report.name] = row
-            print(f"  [{len(done)}/{len(tasks)}] {report.name}: {report.status} {report.seconds:.1f}s {row['controls']}", flush=True)
+        async with LocalExecutor(concurrency=jobs) as executor:
+            async for report in validate_many(todo, validator=validator, executor=executor):
+                task = next(t for t in todo if t.name == report.name)
+                row = {"name": report.name, "family": task.provenance.family, "difficulty": task.provenance.difficulty,
+                       "status": report.status, "reason": report.reason, "seconds": round(report.seconds, 2),
+                       "controls": controls_of(report)}
+                fh.write(json.dumps(row) + "\n")
+                fh.flush()
+                done[report.name] = row
+                print(f"  [{len(done)}/{len(tasks)}] {report.name}: {report.status} {report.seconds:.1f}s {row['controls']}", flush=True)
     seconds = time.perf_counter() - start
     await backend.aclose()
     rows = [done[t.name] for t in tasks]

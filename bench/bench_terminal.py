@@ -62,7 +62,8 @@ async def bench_admission(n: int, jobs: int) -> None:
     print(f"warm-up task: {warm.status} in {warm.seconds:.1f} s")
     tasks = [domain.generate(f, seed=s, difficulty=d) for f, s, d in specs(n, 9000)]
     start = time.perf_counter()
-    reports = [r async for r in validate_many(tasks, validator=validator, executor=LocalExecutor(concurrency=jobs))]
+    async with LocalExecutor(concurrency=jobs) as executor:
+        reports = [r async for r in validate_many(tasks, validator=validator, executor=executor)]
     seconds = time.perf_counter() - start
     valid = sum(r.status == "valid" for r in reports)
     print(f"admission: {valid}/{n} admitted in {seconds:.1f} s with {jobs} jobs = {valid / seconds * 60:.1f} admitted/minute "

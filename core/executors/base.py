@@ -86,6 +86,12 @@ class Executor(abc.ABC):
     async def aclose(self) -> None:
         """Release workers."""
 
+    async def __aenter__(self) -> "Executor":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
 
 class LocalExecutor(Executor):
     """``concurrency`` worker processes on this machine (``in_process``: this event loop)."""

@@ -251,6 +251,7 @@ async def validate_many(paths_or_tasks: Iterable[Task | str | os.PathLike[str]],
     if validator.solver is not None:
         raise UsageError("validate_many runs gates 1-8 in worker processes and takes no live solver",
                          hint="calibrate through the flywheel (it sends solver rollouts as jobs)")
+    own = executor is None  # an executor made here is closed here; one passed in is the caller's
     executor = executor or LocalExecutor(concurrency=2)
     setup = WorkerSetup.of(validator.host, validator.backend, in_process=executor.in_process)
     if validator.backend is None:  # lint judges requirements under the command line's policy
@@ -262,19 +263,23 @@ async def validate_many(paths_or_tasks: Iterable[Task | str | os.PathLike[str]],
                         label=labels[i], settings=validator.settings, gates=tuple(g.name for g in validator.gates),
                         suite=suite, held_out=tuple(validator.held_out), backend_name=validator.backend_name)
             for i, item in enumerate(items)]
-    async for job_result in executor.map(jobs):
-        if job_result.ok and isinstance(job_result.value, ValidationReport):
-            report = job_result.value
-        else:
-            i = int(job_result.key)
-            item = items[i]
-            name = item.name if isinstance(item, Task) else Path(item).name
-            report = ValidationReport(task=labels[i], name=name, status="error",
-                                      reason=f"validation crashed: {job_result.error}")
-        validator.host.announce_task_validated(report)
-        if progress is not None:
-            progress(report)
-        yield report
+    try:
+        async for job_result in executor.map(jobs):
+            if job_result.ok and isinstance(job_result.value, ValidationReport):
+                report = job_result.value
+            else:
+                i = int(job_result.key)
+                item = items[i]
+                name = item.name if isinstance(item, Task) else Path(item).name
+                report = ValidationReport(task=labels[i], name=name, status="error",
+                                          reason=f"validation crashed: {job_result.error}")
+            validator.host.announce_task_validated(report)
+            if progress is not None:
+                progress(report)
+            yield report
+    finally:
+        if own:
+            await executor.aclose()
 
 
 def discover_tasks(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:

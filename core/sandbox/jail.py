@@ -14,13 +14,14 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from ..errors import SandboxError
 from .isolation import (DEFAULT_PATH, FILE_TIMEOUT, RUN_DIR_MODE, SANDBOX_GID, SANDBOX_UID, TRUSTED_TARGET, UID_RANGE,
                         Cgroups, bind_readonly, host_facts, mount_overlay, mount_pristine, mount_tmpfs, mounts_under,
                         owner_tag, run_dir, umount)
-from .launcher import LAUNCH_ENV, ROOT, Identity, Launcher, Limits, Namespaces, Outcome, reap, run_captured
+from .launcher import LAUNCH_ENV, ROOT, Identity, Launcher, Limits, Namespaces, Outcome, close_pipes, reap, run_captured
+from .spawner import launch
 
 _counter = iter(range(1, 1 << 62))
 
@@ -137,9 +138,8 @@ class Jail:
         sharing the attempt's network namespace and root. It runs until it exits or the jail closes;
         the last ``log_bytes`` of its output are kept."""
         launcher = self._ready()
-        proc = await asyncio.create_subprocess_exec(
-            *launcher.argv(argv, env=env, cwd=cwd), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, env=LAUNCH_ENV, close_fds=True, preexec_fn=launcher.in_child(identity))
+        proc = await launch(launcher.argv(argv, env=env, cwd=cwd), env=LAUNCH_ENV, setup=launcher.in_child(identity),
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         service = Service(name, proc, log_bytes)
         self.services.append(service)
         return service
@@ -212,7 +212,7 @@ def _open_dirs(path: Path) -> None:
 class Service:
     """A long-lived process of a jail (see Jail.spawn): its output tail and exit status."""
 
-    def __init__(self, name: str, proc: asyncio.subprocess.Process, log_bytes: int) -> None:
+    def __init__(self, name: str, proc: Any, log_bytes: int) -> None:  # an asyncio Process or spawner.LaunchedProcess
         self.name, self.proc, self.log_bytes = name, proc, log_bytes
         self._log: list[bytes] = []
         self._reader = asyncio.ensure_future(self._read())
@@ -244,3 +244,4 @@ class Service:
         except asyncio.TimeoutError:
             self._reader.cancel()
         await reap(self.proc)
+        close_pipes(self.proc)

@@ -10,36 +10,31 @@ execs
 
 so each command still has its own pid namespace (nothing it starts outlives it), while the network
 namespace is the attempt's: a service the image's ENTRYPOINT started keeps serving every command.
+Those steps are data (``spawner.ChildSetup``, forkserver.py's list), so a small fork server runs
+them and forks, whatever memory this process holds (spawner.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
-import fcntl
 import functools
 import os
 import resource
-import signal
-import socket
-import struct
+import shutil
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..errors import SandboxError
+from .spawner import ChildSetup, launch, launch_sync
 from .isolation import (DEFAULT_PATH, HOSTNAME, SANDBOX_GID, SANDBOX_UID, TRUSTED_TARGET, UID_RANGE, Cgroups, HostFacts,
                         host_facts)
 
 if TYPE_CHECKING:
     from .base import SandboxPolicy
-
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.signal.argtypes, _libc.signal.restype = (ctypes.c_int, ctypes.c_void_p), ctypes.c_void_p
-
 
 @dataclass(frozen=True)
 class Limits:
@@ -77,33 +72,7 @@ def limits_for(policy: "SandboxPolicy") -> Limits:
                   nofile=capped(65536, resource.RLIMIT_NOFILE), nproc=capped(16384, resource.RLIMIT_NPROC))
 
 
-_PR_SET_NO_NEW_PRIVS = 38
 _CLONE_NEWUSER, _CLONE_NEWNET = 0x10000000, 0x40000000
-_SIOCSIFFLAGS, _IFF_UP_LOOPBACK_RUNNING = 0x8914, 0x1 | 0x8 | 0x40
-
-
-def _bring_up_loopback() -> None:
-    """``ip link set lo up`` in the current network namespace, without needing ``ip``."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-        fcntl.ioctl(sock, _SIOCSIFFLAGS, struct.pack("16sH14s", b"lo", _IFF_UP_LOOPBACK_RUNNING, b""))
-
-
-# What a container's first process starts with, whatever state the host process that forks it is in
-# (a pool worker ignores SIGINT: the driver handles Ctrl-C; asyncio may block signals in a thread).
-_SIG_DFL = 0
-_CATCHABLE = tuple(range(1, signal.NSIG))  # SIGKILL and SIGSTOP refuse a change: ignored below
-CONTAINER_UMASK = 0o022
-
-
-def clean_process_state() -> None:
-    """In a forked child before exec: every signal to its default action, none blocked, and the
-    container umask. Through libc, not ``signal.signal``: a child forked from a worker thread is
-    not Python's main thread. Dispositions matter because an ignored signal stays ignored across
-    exec (a program's Ctrl-C test would hang in the sandbox and pass in a container)."""
-    for signum in _CATCHABLE:
-        _libc.signal(signum, _SIG_DFL)  # EINVAL for SIGKILL, SIGSTOP and unused numbers: nothing to do
-    signal.pthread_sigmask(signal.SIG_SETMASK, ())
-    os.umask(CONTAINER_UMASK)
 
 
 _RLIMIT_NAMES = ("CORE", "STACK", "DATA", "RSS", "MEMLOCK", "LOCKS", "SIGPENDING", "MSGQUEUE", "NICE", "RTPRIO",
@@ -153,39 +122,31 @@ class Namespaces:
     @classmethod
     def create(cls, *, network: bool) -> "Namespaces":
         flags = _CLONE_NEWUSER | (0 if network else _CLONE_NEWNET)
-
-        def holder() -> None:  # in the forked child, before exec
-            os.setgroups([])
-            os.setresgid(SANDBOX_GID, SANDBOX_GID, SANDBOX_GID)
-            os.setresuid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID)
-            if _libc.unshare(flags) != 0:
-                raise OSError(ctypes.get_errno(), "unshare(user, net)")
-            if not network:
-                _bring_up_loopback()  # a new user namespace's creator holds CAP_NET_ADMIN there
-
+        # As SANDBOX_UID, so the namespaces are owned by it; a new user namespace's creator holds
+        # CAP_NET_ADMIN there, enough to bring up its loopback device.
+        holder = ChildSetup(steps=(("clean",), ("ids", SANDBOX_UID, SANDBOX_GID, ()), ("unshare", flags),
+                                   *((("loopback",),) if not network else ())))
         try:
-            proc = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL, preexec_fn=holder, env=LAUNCH_ENV)
+            pid, stdin, wait = launch_sync([shutil.which("cat") or "/bin/cat"], env=LAUNCH_ENV, setup=holder)
         except (OSError, subprocess.SubprocessError) as exc:
             raise SandboxError(f"cannot create the sandbox's user namespace: {exc}",
                                hint="the bwrap backend needs root and user namespaces (see autoenvscaling doctor)") from exc
         fds: list[int] = []
         try:
             for name in ("uid_map", "gid_map"):
-                with open(f"/proc/{proc.pid}/{name}", "w") as fh:
+                with open(f"/proc/{pid}/{name}", "w") as fh:
                     fh.write(f"0 {SANDBOX_UID} {UID_RANGE}\n")
-            fds.append(os.open(f"/proc/{proc.pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC))
+            fds.append(os.open(f"/proc/{pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC))
             if not network:
-                fds.append(os.open(f"/proc/{proc.pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC))
+                fds.append(os.open(f"/proc/{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC))
         except OSError as exc:
             for fd in fds:
                 os.close(fd)
             raise SandboxError(f"cannot map the sandbox's id range: {exc}",
                                hint="the bwrap backend must run as root") from exc
         finally:
-            assert proc.stdin is not None
-            proc.stdin.close()
-            proc.wait()
+            stdin.close()
+            wait()
         return cls(userns=fds[0], netns=fds[1] if len(fds) > 1 else None)
 
     def close(self) -> None:
@@ -260,36 +221,22 @@ class Launcher:
                 "--bind", str(self.root), TRUSTED_TARGET, "--clearenv", "--setenv", "PATH", DEFAULT_PATH,
                 "--chdir", "/", "--", *command]
 
-    def in_child(self, identity: Identity = ROOT) -> Callable[[], None]:
-        """What the forked child runs, as host root, right before exec."""
-        pid_files, rlimits, ns = self.procs_files, self.rlimits, self.namespaces
-
-        def setup() -> None:
-            clean_process_state()
-            pid = str(os.getpid()).encode()
-            for path in pid_files:
-                fd = os.open(path, os.O_WRONLY)
-                try:
-                    os.write(fd, pid)
-                finally:
-                    os.close(fd)
-            for which, pair in rlimits:
-                resource.setrlimit(which, pair)
-            if _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-                raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
-            if ns.netns is not None and _libc.setns(ns.netns, _CLONE_NEWNET) != 0:
-                raise OSError(ctypes.get_errno(), "setns(net)")
-            os.setgroups([])
-            os.setresgid(SANDBOX_GID, SANDBOX_GID, SANDBOX_GID)
-            os.setresuid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID)
-            # Now unprivileged on the host; the namespace is ours (its owner is SANDBOX_UID).
-            if _libc.setns(ns.userns, _CLONE_NEWUSER) != 0:
-                raise OSError(ctypes.get_errno(), "setns(user)")
-            os.setgroups(list(identity.groups or (identity.gid,)))
-            os.setresgid(identity.gid, identity.gid, identity.gid)
-            os.setresuid(identity.uid, identity.uid, identity.uid)
-
-        return setup
+    def in_child(self, identity: Identity = ROOT) -> ChildSetup:
+        """What the forked child runs, as host root, right before exec: every signal to its default
+        action and the container umask, the attempt's cgroups, the rlimits, no_new_privs, the
+        attempt's network namespace, SANDBOX_UID, the attempt's user namespace, ``identity``."""
+        ns = self.namespaces
+        fds = (ns.userns,) if ns.netns is None else (ns.userns, ns.netns)
+        steps: list[tuple[Any, ...]] = [("clean",)]
+        steps += [("cgroup", path.decode()) for path in self.procs_files]
+        steps += [("rlimit", which, soft, hard) for which, (soft, hard) in self.rlimits]
+        steps.append(("no_new_privs",))
+        if ns.netns is not None:
+            steps.append(("setns", 1, _CLONE_NEWNET))
+        # Now unprivileged on the host; the namespace is ours (its owner is SANDBOX_UID).
+        steps += [("ids", SANDBOX_UID, SANDBOX_GID, ()), ("setns", 0, _CLONE_NEWUSER),
+                  ("ids", identity.uid, identity.gid, tuple(identity.groups or (identity.gid,)))]
+        return ChildSetup(steps=tuple(steps), fds=fds)
 
 
 # bwrap needs no environment of ours (it clears the sandbox's with --clearenv).
@@ -336,15 +283,33 @@ class _Capture:
 
 async def run_captured(argv: list[str], *, stdin: bytes | None, timeout: float, limit: int,
                        kill: Callable[[], None], tail_bytes: int = 0,
-                       in_child: Callable[[], None] | None = None) -> Outcome:
+                       in_child: ChildSetup | None = None) -> Outcome:
     """Run ``argv`` (bwrap, after ``in_child`` ran in the forked child), feeding ``stdin`` and
     capturing both streams up to ``limit`` bytes each. On timeout bwrap gets SIGKILL, so its pid
     namespace takes every process with it (setsid'd ones included), and ``kill`` (the attempt's
     cgroup kill) sweeps up whatever was still starting."""
     start = time.monotonic()
-    proc = await asyncio.create_subprocess_exec(
-        *argv, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=LAUNCH_ENV, close_fds=True, preexec_fn=in_child)
+    stdin_mode = subprocess.PIPE if stdin is not None else subprocess.DEVNULL
+    if in_child is not None:
+        proc = await launch(argv, env=LAUNCH_ENV, setup=in_child, stdin=stdin_mode)
+    else:
+        proc = await asyncio.create_subprocess_exec(*argv, stdin=stdin_mode, stdout=subprocess.PIPE,
+                                                    stderr=subprocess.PIPE, env=LAUNCH_ENV, close_fds=True)
+    try:
+        return await _captured(proc, start, stdin=stdin, timeout=timeout, limit=limit, kill=kill,
+                               tail_bytes=tail_bytes)
+    finally:
+        close_pipes(proc)
+
+
+def close_pipes(proc: Any) -> None:
+    """Close what is left of the pipes to a process the fork server started (asyncio closes its own)."""
+    if hasattr(proc, "close_pipes"):
+        proc.close_pipes()
+
+
+async def _captured(proc: Any, start: float, *, stdin: bytes | None, timeout: float, limit: int,
+                    kill: Callable[[], None], tail_bytes: int) -> Outcome:
     tail: list[bytes] = []
     out, err = _Capture(limit, tail, tail_bytes), _Capture(limit, tail, tail_bytes)
 
@@ -386,13 +351,13 @@ async def run_captured(argv: list[str], *, stdin: bytes | None, timeout: float, 
 REAP_TIMEOUT = 120.0
 
 
-async def reap(proc: asyncio.subprocess.Process) -> None:
+async def reap(proc: Any) -> None:
     """Wait for a process that was killed to exit (a wait that cannot end is given up on)."""
     with contextlib.suppress(asyncio.TimeoutError):
         await asyncio.wait_for(proc.wait(), REAP_TIMEOUT)
 
 
-def _kill(proc: asyncio.subprocess.Process, kill: Callable[[], None]) -> None:
+def _kill(proc: Any, kill: Callable[[], None]) -> None:
     with contextlib.suppress(ProcessLookupError):
         proc.kill()
     kill()

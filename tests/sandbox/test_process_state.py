@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from autoenvscaling.sandbox import launcher
+from autoenvscaling.sandbox import forkserver, launcher, spawner
 
 from .conftest_docker import *  # noqa: F403 - the shared docker fixtures
 
@@ -36,9 +36,11 @@ def dirty_launcher() -> Iterator[None]:
     stack = resource.getrlimit(resource.RLIMIT_STACK)
     resource.setrlimit(resource.RLIMIT_STACK, (1 << 22, stack[1]))  # soft only: root here cannot raise a hard one
     os.environ["AES_WORKER_ONLY"] = "1"
+    spawner.restart()  # the next launch starts a fork server that inherits this state
     try:
         yield
     finally:
+        spawner.restart()
         signal.signal(signal.SIGINT, previous)
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         os.umask(umask)
@@ -87,8 +89,10 @@ def test_a_bwrap_command_starts_in_the_state_a_container_gives(dirty_launcher, b
     assert docker["SigIgn"] == "0000000000000000" and "default_int_handler" in docker["sigint"]  # the reference
     assert _comparable(bwrap) == _comparable(docker)
     assert bwrap["env"]["GREETING"] == "hello" and "AES_WORKER_ONLY" not in bwrap["env"]
-    # Positive control: without the reset, the same launch inherits this process's state.
-    monkeypatch.setattr(launcher, "clean_process_state", lambda: None)
+    # Positive control: without the reset, the same launch inherits this process's state (forked
+    # here, as where the fork server is off).
+    monkeypatch.setenv("AUTOENVSCALING_FORKSERVER", "0")
+    monkeypatch.setattr(forkserver, "clean_process_state", lambda: None)
     monkeypatch.setattr(launcher, "container_rlimits", lambda ours: [])
     inherited = _probe(backend, docker_basic_task)
     assert int(inherited["SigIgn"], 16) & (1 << (signal.SIGINT - 1))
@@ -110,7 +114,8 @@ def test_a_verifier_stops_the_agents_program_with_ctrl_c(dirty_launcher, backend
     task = read_task(Path(__file__).resolve().parents[1] / "fixtures" / "harbor" / "signal-ctrl-c")
     result = asyncio.run(TrialRunner(backend).run(task, OracleAgent()))
     assert (result.status, result.reward) == ("ok", 1.0), result
-    monkeypatch.setattr(launcher, "clean_process_state", lambda: None)
+    monkeypatch.setenv("AUTOENVSCALING_FORKSERVER", "0")
+    monkeypatch.setattr(forkserver, "clean_process_state", lambda: None)
     ignored = asyncio.run(TrialRunner(backend).run(task, OracleAgent()))
     assert (ignored.status, ignored.reward) == ("ok", 0.0)
     assert "ignored Ctrl-C" in ignored.steps[-1].verifier.output_tail

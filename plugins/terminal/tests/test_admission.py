@@ -72,7 +72,8 @@ def test_full_suite_admission(bwrap_backend):
     async def run():
         from autoenvscaling.executors.base import LocalExecutor
 
-        return [r async for r in validate_many(tasks, validator=validator, executor=LocalExecutor(concurrency=2))]
+        async with LocalExecutor(concurrency=2) as executor:
+            return [r async for r in validate_many(tasks, validator=validator, executor=executor)]
 
     start = time.monotonic()
     reports = asyncio.run(run())
