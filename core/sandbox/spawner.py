@@ -251,15 +251,15 @@ async def _launch(fork_server: ForkServer, argv: list[str], env: dict[str, str],
     for name in ("stdout", "stderr"):
         if name in ours:
             reader = asyncio.StreamReader(loop=loop)
-            transport, _ = await loop.connect_read_pipe(lambda r=reader: asyncio.StreamReaderProtocol(r, loop=loop),
-                                                        os.fdopen(ours[name], "rb", buffering=0))
-            proc._transports.append(transport)
+            protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
+            read_transport, _ = await loop.connect_read_pipe(lambda p=protocol: p, os.fdopen(ours[name], "rb", buffering=0))
+            proc._transports.append(read_transport)
             setattr(proc, name, reader)
     if "stdin" in ours:
-        transport, protocol = await loop.connect_write_pipe(lambda: asyncio.streams.FlowControlMixin(loop=loop),
-                                                            os.fdopen(ours["stdin"], "wb", buffering=0))
-        proc._transports.append(transport)
-        proc.stdin = asyncio.StreamWriter(transport, protocol, None, loop)  # type: ignore[arg-type]
+        write_transport, flow = await loop.connect_write_pipe(lambda: asyncio.streams.FlowControlMixin(loop=loop),
+                                                              os.fdopen(ours["stdin"], "wb", buffering=0))
+        proc._transports.append(write_transport)
+        proc.stdin = asyncio.StreamWriter(write_transport, flow, None, loop)  # type: ignore[arg-type]
     return proc
 
 
