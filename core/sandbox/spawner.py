@@ -17,6 +17,7 @@ import asyncio
 import atexit
 import concurrent.futures
 import contextlib
+import functools
 import json
 import os
 import queue
@@ -252,15 +253,20 @@ async def _launch(fork_server: ForkServer, argv: list[str], env: dict[str, str],
         if name in ours:
             reader = asyncio.StreamReader(loop=loop)
             protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
-            read_transport, _ = await loop.connect_read_pipe(lambda p=protocol: p, os.fdopen(ours[name], "rb", buffering=0))
+            read_transport, _ = await loop.connect_read_pipe(functools.partial(_same, protocol),
+                                                             os.fdopen(ours[name], "rb", buffering=0))
             proc._transports.append(read_transport)
             setattr(proc, name, reader)
     if "stdin" in ours:
         write_transport, flow = await loop.connect_write_pipe(lambda: asyncio.streams.FlowControlMixin(loop=loop),
                                                               os.fdopen(ours["stdin"], "wb", buffering=0))
         proc._transports.append(write_transport)
-        proc.stdin = asyncio.StreamWriter(write_transport, flow, None, loop)  # type: ignore[arg-type]
+        proc.stdin = asyncio.StreamWriter(write_transport, flow, None, loop)
     return proc
+
+
+def _same(protocol: asyncio.Protocol) -> asyncio.Protocol:
+    return protocol
 
 
 def launch_sync(argv: list[str], *, env: dict[str, str], setup: ChildSetup) -> tuple[int, Any, Any]:
