@@ -11,6 +11,10 @@ if [ -z "${DOCKER_HOST:-}" ] && [ -f "$ROOT/.ci/podman.sh" ]; then
   eval "$(bash "$ROOT/.ci/podman.sh")" || echo "[test] podman service unavailable: docker-backend tests will skip" >&2
 fi
 export OMP_NUM_THREADS=1
+# Bytecode is written (__pycache__, ignored by git) even where the environment says not to: else
+# every worker rewrites every test module's asserts, and every Python process the tests start
+# compiles the modules it imports again.
+unset PYTHONDONTWRITEBYTECODE
 cd "$ROOT"
 paths=(tests)
 for d in plugins/*/tests trainer/tests; do [ -d "$d" ] && paths+=("$d"); done
