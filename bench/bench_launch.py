@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import os
 import statistics
+import subprocess
 import time
 
 
@@ -32,7 +33,8 @@ async def one_run(n: int) -> tuple[float, float]:
     setup = ChildSetup(steps=(("clean",),))
     wall, cpu = time.perf_counter(), machine_cpu()
     for _ in range(n):
-        proc = await launch(["/bin/true"], env={"PATH": "/usr/bin:/bin"}, setup=setup, stdout=-3, stderr=-3)
+        proc = await launch(["/bin/true"], env={"PATH": "/usr/bin:/bin"}, setup=setup, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
         await proc.wait()
     return (time.perf_counter() - wall) / n * 1000, (machine_cpu() - cpu) / n * 1000
 

@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..errors import SandboxError
-from .spawner import ChildSetup, launch, launch_sync
 from .isolation import (DEFAULT_PATH, HOSTNAME, SANDBOX_GID, SANDBOX_UID, TRUSTED_TARGET, UID_RANGE, Cgroups, HostFacts,
                         host_facts)
+from .spawner import ChildSetup, launch, launch_sync
 
 if TYPE_CHECKING:
     from .base import SandboxPolicy
