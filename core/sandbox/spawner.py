@@ -109,7 +109,7 @@ class ForkServer:
             pass
         self.alive = False
         self.sock.close()  # only here: closed under a recv in progress, its number could go to another socket
-        for done in self.running.values():  # the server died: its children had SIGKILL from bwrap
+        for done in self.running.values():  # the server died, and the kernel killed its children (PDEATHSIG)
             done.set_result(-signal.SIGKILL)
         self.running.clear()
         self.answers.put(({"error": "the fork server exited", "gone": True}, None))
