@@ -41,6 +41,7 @@ import ctypes
 import fcntl
 import json
 import os
+import resource
 import select
 import signal
 import socket
@@ -95,8 +96,6 @@ def apply(steps: list, fds: list[int]) -> None:
             finally:
                 os.close(fd)
         elif kind == "rlimit":
-            import resource
-
             resource.setrlimit(step[1], (step[2], step[3]))
         elif kind == "no_new_privs":
             _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
