@@ -51,6 +51,7 @@ _cleaned = False
 # then idles like any other task container.
 KEEPALIVE = ["sh", "-c", "sleep infinity"]
 ENTRYPOINT_SETTLE = 20.0  # seconds a busy ENTRYPOINT gets before the attempt goes on without waiting
+ENTRYPOINT_QUIET = 0.3  # seconds its processes and ports must stay unchanged, unless the task has a healthcheck
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW  # opens a directory, never through a symlink
 T = TypeVar("T")
 
@@ -154,6 +155,7 @@ class BwrapSandbox(Sandbox):
         self._lock = asyncio.Lock()
         self._users: dict[str | None, Identity] = {}
         self.entrypoint: Service | None = None
+        self.settled = ""  # how start() found the ENTRYPOINT ready: "quiet", "healthcheck" or "deadline"
         # A sandbox dropped without close() still releases its mounts and cgroups.
         self._finalizer = weakref.finalize(self, self.jail.close)
 
@@ -176,7 +178,10 @@ class BwrapSandbox(Sandbox):
 
     async def _start_entrypoint(self, entrypoint: list[str]) -> None:
         """Run the image's ENTRYPOINT as the container's first process, then wait until it settled:
-        it reached `sleep infinity` (exec "$@") or serves on a port, and stopped changing."""
+        it reached `sleep infinity` (exec "$@") or serves on a port, and stopped changing for
+        ENTRYPOINT_QUIET seconds. A task that says when it is ready (``[environment.healthcheck]``,
+        which the trial runs next, before the agent) is not held for the quiet time."""
+        declared = self.task.config.environment.healthcheck is not None
         identity = await self._identity(None)
         self.entrypoint = await self.jail.spawn([*entrypoint, *KEEPALIVE], env={"HOME": identity.home, **self.env},
                                                 cwd=self.workdir, identity=identity, name="entrypoint")
@@ -196,9 +201,11 @@ class BwrapSandbox(Sandbox):
             now = time.monotonic()
             if state != last:
                 last, stable_since = state, now
-            if (idle or listening) and now - stable_since >= 0.3:
+            if (idle or listening) and (declared or now - stable_since >= ENTRYPOINT_QUIET):
+                self.settled = "healthcheck" if declared else "quiet"
                 return
             if now > deadline:
+                self.settled = "deadline"
                 return  # still running and still busy: a foreground service; carry on as Docker would
 
     def _entrypoint_state(self) -> tuple[bool, frozenset[str], frozenset[int]]:

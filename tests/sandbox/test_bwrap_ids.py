@@ -137,6 +137,25 @@ def test_entrypoint_service_survives_commands_and_timeouts_but_not_the_attempt(b
     assert not running()  # closing the attempt ends its ENTRYPOINT's services
 
 
+def test_a_task_with_a_healthcheck_is_not_held_for_the_entrypoints_quiet_time(backend):
+    """The start waits for the entrypoint to reach the container's command, then for 0.3 s without
+    change; a task with [environment.healthcheck] (which the trial runs next) skips the second wait."""
+    start = ("#!/bin/sh\npython3 -c 'import http.server as h; h.HTTPServer((\"127.0.0.1\", 8080), "
+             "h.SimpleHTTPRequestHandler).serve_forever()' >/dev/null 2>&1 &\nexec \"$@\"\n")
+    files = {"environment/start.sh": TaskFile(data=start.encode(), executable=True)}
+    declared = make_task(ENTRY, files=files, environment={"healthcheck": {"command": "true"}}, name="entry-declared")
+    undeclared = make_task(ENTRY, files=files, name="entry-undeclared")  # the positive control
+
+    async def go(task):
+        prepared = await backend.prepare(task)
+        async with await backend.create(task, prepared) as sb:
+            return sb.settled, await sb.exec("echo ok")
+
+    assert asyncio.run(go(undeclared))[0] == "quiet"
+    settled, ran = asyncio.run(go(declared))
+    assert settled == "healthcheck" and ran.ok and ran.stdout.strip() == "ok"
+
+
 def test_entrypoint_that_exits_is_a_sandbox_error_with_its_output(backend):
     start = "#!/bin/sh\necho 'cannot open /etc/app.conf' >&2\nexit 4\n"
     task = make_task(ENTRY, files={"environment/start.sh": TaskFile(data=start.encode(), executable=True)}, name="entry-bad")

@@ -1,7 +1,8 @@
 """Turn a family's ``Draft`` into a Harbor task (a core ``Task``).
 
     task.toml                  browser = true and tools = ["browser"] in [metadata.autoenvscaling.*];
-                               [verifier] environment_mode = "shared" (it asks the running app)
+                               [verifier] environment_mode = "shared" (it asks the running app);
+                               [environment.healthcheck]: the app and the browser service answer
     instruction.md             what a person would ask
     environment/Dockerfile     the domain-wide preamble (Debian's Chromium, Python, Playwright; identical
                                in every task, so it is built once) + the apps + this task's seed data
@@ -53,6 +54,14 @@ STATE_SOCKET = "/run/aes-app/state.sock"
 #: runtime file the view would otherwise put back (remove). The app's data is read through it; the
 #: mirror file, the logs and everything else the agent changed are put back to the image's state.
 VERIFIER_OUTPUTS = [STATE_SOCKET]
+#: [environment.healthcheck]: the app has taken its key and listens, the browser service's socket is
+#: there. The ENTRYPOINT waits for the same before it runs the container's command, so the first try
+#: passes; declaring it lets the runtime start the agent then instead of watching the entrypoint.
+HEALTHCHECK = {
+    "command": (f"test -S /run/aes-browser/browser.sock && test ! -e /etc/aes-app/state.key "
+                f"&& grep -q ':{PORT:04X} 00000000:0000 0A' /proc/net/tcp"),
+    "interval_sec": 0.5, "timeout_sec": 10.0, "start_period_sec": 30.0, "start_interval_sec": 0.1, "retries": 3,
+}
 
 
 package_text = package_reader(__package__)
@@ -145,5 +154,6 @@ def render(family: str, draft: Draft, *, seed: int, level: int) -> Task:
         category="computer-use",
         verifier={"timeout_sec": 120.0, "environment_mode": "shared", "outputs": list(VERIFIER_OUTPUTS)},
         agent={"timeout_sec": draft.agent_timeout_sec, "tools": ["browser"]},
-        environment={"build_timeout_sec": 1800.0, "cpus": 1, "memory_mb": 2048, "storage_mb": 2048, "browser": True},
+        environment={"build_timeout_sec": 1800.0, "cpus": 1, "memory_mb": 2048, "storage_mb": 2048, "browser": True,
+                     "healthcheck": dict(HEALTHCHECK)},
         parameters={"kind": draft.kind, "level": level, "app": draft.app, **draft.parameters})
