@@ -58,7 +58,7 @@ VERIFIER_OUTPUTS = [STATE_SOCKET]
 #: there. The ENTRYPOINT waits for the same before it runs the container's command, so the first try
 #: passes; declaring it lets the runtime start the agent then instead of watching the entrypoint.
 HEALTHCHECK = {
-    "command": (f"test -S /run/aes-browser/browser.sock && test ! -e /etc/aes-app/state.key "
+    "command": ("test -S /run/aes-browser/browser.sock && test ! -e /etc/aes-app/state.key "
                 f"&& grep -q ':{PORT:04X} 00000000:0000 0A' /proc/net/tcp"),
     "interval_sec": 0.5, "timeout_sec": 10.0, "start_period_sec": 30.0, "start_interval_sec": 0.1, "retries": 3,
 }
