@@ -58,6 +58,7 @@ class HostFacts:
     mmdebstrap: str | None
     overlay: bool
     userns: bool
+    userns_error: str  # bwrap's last line when the user-namespace probe failed
     memory_cgroup: Path | None  # parent directory for per-attempt memory cgroups (v1)
     pids_cgroup: Path | None  # ... for pids cgroups (v1)
     kill_cgroup: Path | None  # parent for cgroup v2 directories that offer cgroup.kill
@@ -70,7 +71,8 @@ class HostFacts:
         if not self.root:
             out.append("root (needed to mount overlays and drop to the sandbox uid)")
         elif self.bwrap and not self.userns:
-            out.append("unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1)")
+            said = f"; bwrap said: {self.userns_error}" if self.userns_error else ""
+            out.append(f"unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1{said})")
         return out
 
 
@@ -79,7 +81,8 @@ def host_facts() -> HostFacts:
     root = os.geteuid() == 0
     bwrap = shutil.which("bwrap")
     overlay = _has_overlay()
-    userns = bool(root and bwrap and _probe_userns(bwrap))
+    userns_error = _probe_userns(bwrap) if root and bwrap else "not probed"
+    userns = bool(root and bwrap) and userns_error == ""
     memory = _cgroup_parent("memory", "memory.limit_in_bytes") if root else None
     pids = _cgroup_parent("pids", "pids.max") if root else None
     kill = _cgroup_parent("", "cgroup.kill") if root else None
@@ -87,7 +90,7 @@ def host_facts() -> HostFacts:
     # cgroup could not be removed. (Cgroups.create recreates them when another process needs them.)
     atexit.register(_remove_if_empty, [p for p in (memory, pids, kill) if p is not None])
     return HostFacts(root=root, bwrap=bwrap, mmdebstrap=shutil.which("mmdebstrap"), overlay=overlay, userns=userns,
-                     memory_cgroup=memory, pids_cgroup=pids, kill_cgroup=kill)
+                     userns_error="" if userns else userns_error, memory_cgroup=memory, pids_cgroup=pids, kill_cgroup=kill)
 
 
 def _has_overlay() -> bool:
@@ -101,14 +104,26 @@ def _has_overlay() -> bool:
     return modprobe is not None and subprocess.run([modprobe, "-n", "overlay"], capture_output=True).returncode == 0
 
 
-def _probe_userns(bwrap: str) -> bool:
-    """Can the unprivileged sandbox uid create the namespaces we need? (~7 ms, once per process)"""
+def _probe_userns(bwrap: str, tries: int = 3) -> str:
+    """Can the unprivileged sandbox uid create the namespaces we need? "" when it can, else bwrap's
+    last line (~7 ms, once per process). A failure is tried again twice, 0.2 s apart: on a machine
+    busy with sandboxes one probe can fail for a moment, and a wrong "no" stops a whole run."""
     argv = [bwrap, "--unshare-all", "--uid", "0", "--gid", "0", "--ro-bind", "/", "/", "true"]
-    try:
-        return subprocess.run(argv, capture_output=True, timeout=20, user=SANDBOX_UID, group=SANDBOX_GID,
-                              extra_groups=[]).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
+    why = ""
+    for attempt in range(max(1, tries)):
+        if attempt:
+            time.sleep(0.2)
+        try:
+            done = subprocess.run(argv, capture_output=True, timeout=20, user=SANDBOX_UID, group=SANDBOX_GID,
+                                  extra_groups=[])
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            why = f"{type(exc).__name__}: {exc}"
+            continue
+        if done.returncode == 0:
+            return ""
+        lines = done.stderr.decode(errors="replace").strip().splitlines()
+        why = lines[-1][:200] if lines else f"exit status {done.returncode}"
+    return why
 
 
 def _cgroup_parent(controller: str, probe: str) -> Path | None:

@@ -4,6 +4,7 @@ symlinks planted by the agent, lifecycle, stale cleanup, reported protections.""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import io
 import os
 import secrets
@@ -320,3 +321,41 @@ def test_available_names_the_fix(bwrap_cls, monkeypatch):
     finally:
         isolation.host_facts.cache_clear()
     assert not ok and "bwrap" in why and "apt-get install bubblewrap" in why
+
+
+def test_the_user_namespace_probe_survives_a_passing_failure_and_quotes_a_lasting_one():
+    """host_facts asks bwrap once per process whether the sandbox uid may create namespaces; one
+    failed probe on a busy machine once stopped a whole run with "bwrap backend unavailable". A
+    failure is tried again, and one that lasts is reported with bwrap's own words."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from autoenvscaling.sandbox import isolation
+
+    facts = host_facts()
+    if not (facts.root and facts.bwrap and facts.userns):
+        pytest.skip("needs root and a working bwrap")
+    folder = Path(tempfile.mkdtemp(prefix="aes-probe-", dir="/tmp"))  # the probe runs as the sandbox uid
+    try:
+        folder.chmod(0o777)
+        flaky = folder / "bwrap-flaky"
+        flaky.write_text(f"#!/bin/sh\nif [ ! -e {folder}/failed ]; then : > {folder}/failed\n"
+                         "  echo 'bwrap: Creating new namespace failed: Resource temporarily unavailable' >&2; exit 1\n"
+                         f"fi\nexec {facts.bwrap} \"$@\"\n")
+        broken = folder / "bwrap-broken"
+        broken.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+        for script in (flaky, broken):
+            script.chmod(0o755)
+
+        # the positive control: tried once, the passing failure is taken for the answer
+        assert isolation._probe_userns(str(flaky), tries=1) == \
+            "bwrap: Creating new namespace failed: Resource temporarily unavailable"
+        (folder / "failed").unlink()
+        assert isolation._probe_userns(str(flaky)) == ""  # tried again, it passes
+        why = isolation._probe_userns(str(broken))
+        assert why == "bwrap: No permissions to create new namespace"
+        lacking = dataclasses.replace(facts, userns=False, userns_error=why)
+        assert "bwrap said: bwrap: No permissions to create new namespace" in " ".join(lacking.missing())
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
