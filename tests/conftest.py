@@ -7,7 +7,6 @@ that prints the summary; each test's report (its outcome, its user properties) r
 
 from __future__ import annotations
 
-import gc
 import os
 import tempfile
 from pathlib import Path
@@ -32,13 +31,6 @@ def pytest_configure(config: pytest.Config) -> None:
         os.close(fd)
         os.environ[FUZZ_TALLY] = path
         config.stash[_OWN_TALLY] = path
-
-
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """What collection built (the test modules, what they import, the items) lives for the whole run:
-    freeze it, so that the garbage collector's full passes stop walking it again during every test."""
-    gc.collect()
-    gc.freeze()
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
