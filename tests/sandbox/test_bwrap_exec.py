@@ -8,8 +8,11 @@ import dataclasses
 import io
 import os
 import secrets
+import shutil
 import subprocess
 import tarfile
+import tempfile
+from pathlib import Path
 
 import pytest
 from autoenvscaling.errors import SandboxError
@@ -257,8 +260,6 @@ def test_a_cgroup_parent_another_process_removed_is_no_error(tmp_path, monkeypat
     be starting at that moment. Its stale sweep finds nothing to sweep (it raised FileNotFoundError,
     failing the task being checked), and its probe makes the parent again (it turned the memory
     cgroup off for the whole process)."""
-    import dataclasses
-
     from autoenvscaling.sandbox import isolation
 
     gone = tmp_path / "gone" / "autoenvscaling"
@@ -327,10 +328,6 @@ def test_the_user_namespace_probe_survives_a_passing_failure_and_quotes_a_lastin
     """host_facts asks bwrap once per process whether the sandbox uid may create namespaces; one
     failed probe on a busy machine once stopped a whole run with "bwrap backend unavailable". A
     failure is tried again, and one that lasts is reported with bwrap's own words."""
-    import shutil
-    import tempfile
-    from pathlib import Path
-
     from autoenvscaling.sandbox import isolation
 
     facts = host_facts()
