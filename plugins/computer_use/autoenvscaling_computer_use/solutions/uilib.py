@@ -9,6 +9,7 @@ import os
 import re
 
 BASE = "http://127.0.0.1:8080"
+CHROMIUM = "/usr/bin/chromium-headless-shell"  # Debian's headless build of Chromium, in the image
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--disable-sync",
         "--disable-background-networking", "--disable-component-update", "--disable-quic"]
 
@@ -24,7 +25,7 @@ def browser():
 
     os.environ.setdefault("HOME", "/tmp")
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         page = b.new_page(viewport={"width": 1280, "height": 800})
         page.set_default_timeout(15000)
         try:
