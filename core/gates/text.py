@@ -101,8 +101,9 @@ class DecontaminationGate(Gate):
 
 
 @lru_cache(maxsize=4096)
-def _shingles(digest: str, text: str) -> frozenset[int]:
-    del digest  # part of the cache key only
+def _shingles(text: str) -> frozenset[int]:
+    """Keyed by the text itself: a suite task's sets are made once per process, however many
+    admissions compare against it (the task's digest would cost more than the lookup saves)."""
     return frozenset(ngrams(words(text), SHINGLE_WORDS)) or frozenset({hash(text)})
 
 
@@ -111,9 +112,7 @@ def task_shingles(task: Task) -> tuple[frozenset[int], frozenset[int]]:
     the verifier files (what the verifier checks)."""
     verifier = [f.text for p, f in sorted(task.files.items())
                 if p.startswith("tests/") or (p.startswith("steps/") and "/tests/" in p)]
-    digest = task.digest()
-    return (_shingles(digest + ":instruction", "\n".join(instruction_texts(task))),
-            _shingles(digest + ":verifier", "\n".join(verifier)))
+    return _shingles("\n".join(instruction_texts(task))), _shingles("\n".join(verifier))
 
 
 def similarity(a: Task, b: Task) -> tuple[float, float]:
@@ -123,7 +122,10 @@ def similarity(a: Task, b: Task) -> tuple[float, float]:
 
 
 def jaccard(a: frozenset[int], b: frozenset[int]) -> float:
-    return len(a & b) / len(a | b) if a or b else 1.0
+    if not (a or b):
+        return 1.0
+    both = len(a & b)
+    return both / (len(a) + len(b) - both)  # the union's size, without building the union
 
 
 class NearDuplicateGate(Gate):
