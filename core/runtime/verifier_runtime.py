@@ -80,10 +80,6 @@ def materialise_files(files: Mapping[str, tuple[bytes, bool]], name: str, cache_
     """Write ``{relative path: (bytes, executable)}`` once into a content-addressed directory under
     ``<cache_dir>/verifier/runtimes`` and return it. Safe between parallel processes (locked, and
     renamed into place complete)."""
-    digest = hashlib.sha256()
-    for rel in sorted(files):
-        data, executable = files[rel]
-        digest.update(f"{rel}\0{int(executable)}\0{len(data)}\0".encode() + data)
     root = Path(cache_dir) / "verifier" / "runtimes"
 
     def write(staged: Path) -> Path:
@@ -99,7 +95,30 @@ def materialise_files(files: Mapping[str, tuple[bytes, bool]], name: str, cache_
             directory.chmod(0o755)
         return staged
 
-    return build_once(root / f"{name}-{digest.hexdigest()[:16]}", root / ".lock", write)
+    return build_once(root / f"{name}-{_digest(files)[:16]}", root / ".lock", write)
+
+
+# Digests of file sets already hashed in this process, keyed by each file's path, bytes object and
+# mode: a runtime is materialised for every verification, and hashing its tens of megabytes again
+# each time cost more than the rest of the verifier's setup. Each entry keeps its bytes objects
+# alive, so no id in a key can belong to other bytes while the entry stands.
+_DIGESTS: dict[tuple[tuple[str, int, bool], ...], tuple[str, list[bytes]]] = {}
+_DIGESTS_KEPT = 16
+
+
+def _digest(files: Mapping[str, tuple[bytes, bool]]) -> str:
+    shape = tuple((rel, id(files[rel][0]), bool(files[rel][1])) for rel in sorted(files))
+    known = _DIGESTS.get(shape)
+    if known is not None:
+        return known[0]
+    digest = hashlib.sha256()
+    for rel in sorted(files):
+        data, executable = files[rel]
+        digest.update(f"{rel}\0{int(executable)}\0{len(data)}\0".encode() + data)
+    if len(_DIGESTS) >= _DIGESTS_KEPT:
+        del _DIGESTS[next(iter(_DIGESTS))]
+    _DIGESTS[shape] = (digest.hexdigest(), [data for data, _ in files.values()])
+    return _DIGESTS[shape][0]
 
 
 class OfflineRuntime(VerifierRuntime):

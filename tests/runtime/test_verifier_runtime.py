@@ -77,6 +77,40 @@ def test_materialised_files_are_content_addressed_and_world_readable(tmp_path):
         materialise_files({"../escape": (b"", False)}, "t", tmp_path)
 
 
+def test_the_same_files_are_hashed_once_and_changed_files_again(tmp_path, monkeypatch):
+    """A runtime is materialised for every verification: the same bytes are not hashed twice, while
+    a changed file, mode or path (a new dict, or the same dict edited) gets its own directory."""
+    from autoenvscaling.runtime import verifier_runtime
+
+    hashed: list[int] = []
+    real = verifier_runtime.hashlib.sha256
+
+    class Counting:
+        def __init__(self) -> None:
+            self.inner = real()
+            hashed.append(1)
+
+        def update(self, data: bytes) -> None:
+            self.inner.update(data)
+
+        def hexdigest(self) -> str:
+            return self.inner.hexdigest()
+
+    monkeypatch.setattr(verifier_runtime.hashlib, "sha256", Counting)
+    files = {"bin/t": (b"#!/bin/sh\necho one\n", True), "lib/big.bin": (bytes(range(256)) * 4096, False)}
+    first = materialise_files(files, "t", tmp_path)
+    assert materialise_files(files, "t", tmp_path) == first and len(hashed) == 1  # hashed once
+    files["bin/t"] = (b"#!/bin/sh\necho two\n", True)  # edited in place: new bytes
+    second = materialise_files(files, "t", tmp_path)
+    assert second != first and (second / "bin/t").read_bytes() == b"#!/bin/sh\necho two\n" and len(hashed) == 2
+    same_bytes = {"bin/t": files["bin/t"], "lib/big.bin": (files["lib/big.bin"][0], True)}  # only the mode differs
+    assert materialise_files(same_bytes, "t", tmp_path) not in (first, second)
+    moved = {"bin/u": files["bin/t"], "lib/big.bin": files["lib/big.bin"]}
+    assert materialise_files(moved, "t", tmp_path) not in (first, second)
+    assert materialise_files(dict(files), "t", tmp_path) == second  # equal content, new dict: the known digest
+    assert len(hashed) == 4
+
+
 @pytest.fixture(scope="module")
 def bwrap_backend():
     from autoenvscaling.sandbox.bwrap import BwrapBackend
