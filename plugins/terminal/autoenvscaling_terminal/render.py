@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import pprint
+from functools import lru_cache
 from typing import Any
 
 from autoenvscaling.api import Task, TaskFile, package_reader, qualified_name, render_task, verifier_library
@@ -45,12 +46,19 @@ REWARD_MODES = ("fraction", "binary")
 package_text = package_reader(__package__)
 
 
+@lru_cache(maxsize=64)
+def _parsed(source: str) -> ast.Module:
+    """The syntax tree of a checks file, parsed once per process (read, never changed): every task a
+    family renders selects from the same few files, and parsing them was most of a task's rendering."""
+    return ast.parse(source)
+
+
 def select_checks(source: str, wanted: list[str], *, where: str, fragment: bool = False) -> str:
     """The module ``source`` with only the ``wanted`` test functions kept (helpers, imports and
     constants stay). Comments directly above a kept statement stay with it. A ``fragment`` (a file of
     checks/ other than _common.py) loses its relative imports: its ``from ._common import *`` shows
     the type checker the names the rendered file defines above it."""
-    tree = ast.parse(source)
+    tree = _parsed(source)
     lines = source.splitlines()
     found = {n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")}
     missing = [w for w in wanted if w not in found]
