@@ -10,6 +10,8 @@ source "$ROOT/scripts/bootstrap.sh"
 if [ -z "${DOCKER_HOST:-}" ] && [ -f "$ROOT/.ci/podman.sh" ]; then
   eval "$(bash "$ROOT/.ci/podman.sh")" || echo "[test] podman service unavailable: docker-backend tests will skip" >&2
 fi
+# The cores, counted before OMP_NUM_THREADS is set: GNU nproc answers that variable's value instead.
+cores="$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)"
 export OMP_NUM_THREADS=1
 # Bytecode is written (__pycache__, ignored by git) even where the environment says not to: else
 # every worker rewrites every test module's asserts, and every Python process the tests start
@@ -18,7 +20,7 @@ unset PYTHONDONTWRITEBYTECODE
 cd "$ROOT"
 paths=(tests)
 for d in plugins/*/tests trainer/tests; do [ -d "$d" ] && paths+=("$d"); done
-count="${PYTEST_WORKERS:-$(( $(nproc) + 2 ))}"
+count="${PYTEST_WORKERS:-$(( cores + 2 ))}"
 workers=(-n "$count")
 [ "$count" = "0" ] || workers+=(--dist worksteal)
 exec python -m pytest "${paths[@]}" -m "${PYTEST_MARKERS:-not slow and not gpu}" "${workers[@]}" -q "$@"

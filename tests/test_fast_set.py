@@ -82,3 +82,26 @@ def test_check_names_each_line_the_fast_set_no_longer_runs(fast_set: Any, tmp_pa
 def test_a_node_id_and_its_junit_case_are_one_key(fast_set: Any) -> None:
     assert fast_set.key("plugins/swe/tests/test_x.py::TestA::test_b[p/q-1.5]") == \
         fast_set.key("plugins.swe.tests.test_x.TestA::test_b[p/q-1.5]") == "plugins.swe.tests.test_x.TestA.test_b[p/q-1.5]"
+
+
+def test_the_worker_count_follows_the_cores_whatever_omp_num_threads_says() -> None:
+    """scripts/test.sh's default: two more workers than the cores. GNU nproc answers OMP_NUM_THREADS
+    when it is set (the script sets it to 1 for torch), so the cores are counted before: the old
+    order, the positive control, gave three workers on any machine."""
+    import os
+    import re
+    import subprocess
+
+    script = (ROOT / "scripts" / "test.sh").read_text()
+    lines = [line for line in script.splitlines() if re.match(r"(cores|count)=|export OMP_NUM_THREADS=", line)]
+    assert [line.split("=")[0] for line in lines] == ["cores", "export OMP_NUM_THREADS", "count"], lines
+
+    def count(shell: str) -> int:
+        env = {**os.environ, "OMP_NUM_THREADS": "1"}
+        env.pop("PYTEST_WORKERS", None)
+        return int(subprocess.run(["bash", "-c", shell + '\necho "$count"'], env=env, capture_output=True, text=True,
+                                  check=True).stdout)
+
+    cores = len(os.sched_getaffinity(0))
+    assert count("\n".join(lines)) == cores + 2
+    assert count('export OMP_NUM_THREADS=1\ncount="$(( $(nproc) + 2 ))"') == 3  # what the script did before
