@@ -1406,7 +1406,9 @@ def _check_fork_bomb(o: Outcome) -> None:
     result = o.result
     assert result is not None
     if o.backend == "bwrap":
-        assert not result.timed_out and "survived" in result.stdout  # its own shell carried on and ended
+        # its own shell carried on and ended
+        assert not result.timed_out and "survived" in result.stdout, (result.timed_out, result.exit_code,
+                                                                      result.stdout[-300:], result.stderr[-600:])
         assert "Resource temporarily unavailable" in result.stderr  # forks were refused
         if "events" in o.seen:  # the pids limit is what stopped it
             assert int(str(o.seen["events"]).split()[1]) > 0

@@ -82,8 +82,10 @@ def test_build_steps_reach_the_registries_without_baking_in_the_ca(backend):
         assert not os.path.exists(os.path.join(layer, "dev/.autoenvscaling-build"))
 
 
-def test_a_failed_layer_is_built_once_per_batch(bwrap_cls, tmp_path):
-    backend = bwrap_cls(cache_dir=tmp_path.parent / "memo-cache")
+def test_a_failed_layer_is_built_once_per_batch(bwrap_cls):
+    # A backend of its own (the memory of failed layers lives as long as its store) on the shared cache,
+    # whose base root is built already: the unique marker keeps the failing layer this test's own.
+    backend = bwrap_cls()
     marker = f"/tmp/aes-memo-{os.getpid()}-{time.time_ns()}"
     # The step fails (exit 3) and leaves a mark on the host only through its output.
     failing = f"FROM debian:bookworm\nRUN echo building {marker} && exit 3\n"
