@@ -266,6 +266,7 @@ def test_a_call_in_flight_shows_its_tokens_from_another_process(tmp_path: Path,
 
 
 @needs_converter
+@pytest.mark.slow  # three conversions and servers; the trainer's served-solver test retires a server in the fast set
 def test_a_new_checkpoint_retires_the_server_of_the_older_one_of_its_training(tmp_path: Path) -> None:
     """What `run --train` serves: round 1's checkpoint replaces round 0's server (siblings under one
     training directory), while a model from elsewhere (the initial one, which a role may keep) stays."""

@@ -1417,7 +1417,7 @@ def _check_fork_bomb(o: Outcome) -> None:
         # The bomb hit the pids limit: the cgroup counted refused forks, or bash saw EAGAIN from fork.
         refused = int(facts.get("refused", 0)) > 0 or "fork: Resource temporarily unavailable" in result.stderr
         assert refused, result
-        assert int(facts.get("procs", 0)) <= DOCKER_BOMB_PIDS  # ...which held
+        assert int(facts.get("procs", 0)) <= DOCKER_BOMB_PIDS, (facts, result.stderr[-600:])  # ...which held
         assert o.seen["left"] == []  # and nothing of it survived
 
 
