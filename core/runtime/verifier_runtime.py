@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import abc
 import hashlib
+import threading
 from pathlib import Path, PurePosixPath
 from typing import ClassVar, Mapping
 
@@ -104,21 +105,25 @@ def materialise_files(files: Mapping[str, tuple[bytes, bool]], name: str, cache_
 # alive, so no id in a key can belong to other bytes while the entry stands.
 _DIGESTS: dict[tuple[tuple[str, int, bool], ...], tuple[str, list[bytes]]] = {}
 _DIGESTS_KEPT = 16
+_DIGESTS_LOCK = threading.Lock()  # trials materialise their runtimes from worker threads
 
 
 def _digest(files: Mapping[str, tuple[bytes, bool]]) -> str:
-    shape = tuple((rel, id(files[rel][0]), bool(files[rel][1])) for rel in sorted(files))
-    known = _DIGESTS.get(shape)
+    entries = [(rel, *files[rel]) for rel in sorted(files)]
+    shape = tuple((rel, id(data), bool(executable)) for rel, data, executable in entries)
+    with _DIGESTS_LOCK:
+        known = _DIGESTS.get(shape)
     if known is not None:
         return known[0]
     digest = hashlib.sha256()
-    for rel in sorted(files):
-        data, executable = files[rel]
+    for rel, data, executable in entries:
         digest.update(f"{rel}\0{int(executable)}\0{len(data)}\0".encode() + data)
-    if len(_DIGESTS) >= _DIGESTS_KEPT:
-        del _DIGESTS[next(iter(_DIGESTS))]
-    _DIGESTS[shape] = (digest.hexdigest(), [data for data, _ in files.values()])
-    return _DIGESTS[shape][0]
+    text = digest.hexdigest()
+    with _DIGESTS_LOCK:
+        while len(_DIGESTS) >= _DIGESTS_KEPT:
+            del _DIGESTS[next(iter(_DIGESTS))]
+        _DIGESTS[shape] = (text, [data for _, data, _ in entries])
+    return text
 
 
 class OfflineRuntime(VerifierRuntime):
