@@ -124,7 +124,10 @@ class DockerSandbox(Sandbox):
             return
         deadline = time.monotonic() + self.backend.ready_timeout
         probe = f"[ -e {READY_MARKER} ] || {{ echo waiting; exit 0; }}; {_SNAPSHOT}"
-        previous = ""
+        # Settled: two snapshots in a row alike, each listing pid 1. A first snapshot alone is not
+        # enough: on a busy machine one came back empty (not even pid 1), and taking it as the set
+        # to spare let the first command's sweep kill the entrypoint's service.
+        previous: str | None = None
         settle_until = 0.0
         while True:
             await self._check_alive()
@@ -132,12 +135,15 @@ class DockerSandbox(Sandbox):
             if out.startswith("waiting"):
                 await asyncio.sleep(0.1)
                 continue
-            if time.monotonic() >= deadline and not previous:
+            if time.monotonic() >= deadline and previous is None:
                 self.notes.append(f"the image's ENTRYPOINT did not run the container's command within "
                                   f"{self.backend.ready_timeout:g}s: its processes are kept, the init does not run")
             settle_until = settle_until or time.monotonic() + 8 * SETTLE_SECONDS
-            if out == previous or time.monotonic() > settle_until:
+            listed = out.startswith("1:") or " 1:" in out
+            if listed and (out == previous or time.monotonic() > settle_until):
                 break
+            if not listed and time.monotonic() > deadline + 8 * SETTLE_SECONDS:
+                break  # nothing better will come: keep what there is
             previous = out
             await asyncio.sleep(SETTLE_SECONDS)
         self.spare = " ".join(entry for entry in out.split() if not entry.startswith("1:"))

@@ -165,3 +165,41 @@ def test_what_a_service_starts_later_is_its_own_while_the_agents_orphans_are_not
     assert "sleep 402" not in after.stdout and "sleep 403" not in after.stdout, after.stdout
     assert swept is False  # nothing of the agent's was left for the sweep before verification
     assert "sleep 401" in last.stdout
+
+
+def test_a_lost_first_snapshot_is_not_taken_as_the_processes_to_spare(docker_backend, docker_fixture_env, monkeypatch):
+    """The processes the sweep spares are taken once two snapshots agree. On a busy machine the first
+    snapshot once came back empty (not even pid 1): taken alone as the set to spare, it let the first
+    command's sweep kill the entrypoint's API (the oracle then found it down). Here the first
+    snapshot is blanked on purpose and the API still survives a command; the positive control runs a
+    command with nothing spared, as the old code did, and the API is gone."""
+    from autoenvscaling.sandbox import docker_sandbox
+
+    task, prepared = docker_fixture_env("docker-entrypoint-service")
+    real = docker_sandbox.DockerSandbox._raw
+    blanked: list[str] = []
+
+    async def first_snapshot_lost(self, script):  # noqa: ANN001, ANN202 - the method's own signature
+        out = await real(self, script)
+        if "printf" in script and not out.startswith("waiting") and not blanked:
+            blanked.append(out)
+            return ""
+        return out
+
+    monkeypatch.setattr(docker_sandbox.DockerSandbox, "_raw", first_snapshot_lost)
+
+    async def go():
+        async with await docker_backend.create(task, prepared) as sb:
+            spared = sb.spare
+            await sb.exec("true")
+            kept = await processes(sb)
+        async with await docker_backend.create(task, prepared) as sb:
+            sb.spare = ""  # what taking the blank snapshot left to spare
+            await sb.exec("true")
+            swept = await processes(sb)
+        return spared, kept, swept
+
+    spared, kept, swept = asyncio.run(go())
+    assert blanked and "1:" in blanked[0]  # the snapshot that was lost did list the processes
+    assert spared and any("/opt/api/api.py" in line for line in kept.stdout.splitlines()), (spared, kept.stdout)
+    assert not any("/opt/api/api.py" in line for line in swept.stdout.splitlines()), swept.stdout
