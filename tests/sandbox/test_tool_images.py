@@ -1,7 +1,7 @@
 """Well-known tool images provided offline (sandbox/tool_images.py): ``COPY --from=ghcr.io/astral-sh/uv``
 resolved to uv's own wheel from PyPI (or a wheelhouse), built into bwrap layers and imported into a
 real engine under the image's name; the tool-image-uv and verifier-pip-install fixtures through
-gates 1-6 on both backends."""
+gates 1-6 on both backends (on docker, verifier-pip-install's repeats and cheats with -m slow)."""
 
 from __future__ import annotations
 
