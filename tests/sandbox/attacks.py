@@ -1354,7 +1354,9 @@ def _check_metadata(o: Outcome) -> None:
 
 
 # == resources ===================================================================================
-FORK_BOMB_BWRAP = "bomb() { bomb | bomb & }; bomb; sleep 1; echo survived"
+# After the bomb the shell uses builtins only: a `sleep` would need a fork of its own, which the
+# exhausted pids limit can refuse on a busy machine (bash then gives up on the whole script).
+FORK_BOMB_BWRAP = "bomb() { bomb | bomb & }; bomb; SECONDS=0; while [ $SECONDS -lt 2 ]; do :; done; echo survived"
 # Only builtins once the bomb runs (no fork needed): wait until the pids cgroup has refused a fork,
 # then count the processes through a glob.
 FORK_BOMB_DOCKER = ("f=/sys/fs/cgroup/pids/pids.events; [ -r $f ] || f=/sys/fs/cgroup/pids.events; "
