@@ -24,11 +24,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import runpy
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
+import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 if sys.path[0] != HERE:  # the harness beside this file, first (-I leaves this folder off sys.path)
@@ -124,44 +125,120 @@ def _same(a, b) -> bool:  # noqa: ANN001
 
 
 class Child:
-    """kernelrun.py in a private directory (0700). It starts before the reference runs, so its imports
-    (torch, triton) overlap the parent's work, and waits for the job on its stdin."""
+    """kernelrun.py in a private directory (0700), forked from this process once it has imported
+    torch (and before anything here touches CUDA, reads the reference or draws a seed), so torch is
+    imported once per verifier run instead of twice; the child imports Triton and then waits for the
+    job on its stdin while this process runs the reference. It runs in a session of its own with
+    this harness's directory off its path, as a fresh ``python -I kernelrun.py`` would."""
 
     def __init__(self) -> None:
+        import torch  # noqa: F401  (before the fork: the child gets it already imported)
+
         self.work = tempfile.mkdtemp(prefix="kernelcheck-")
         self.job_path, self.result_path = os.path.join(self.work, "job.pt"), os.path.join(self.work, "result.pt")
-        env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}  # the child decides, from torch
-        env["TMPDIR"] = self.work  # its private copy of the submission goes where close() removes it
-        cmd = [sys.executable, "-I", os.path.join(HERE, "kernelrun.py"), self.job_path, self.result_path]
-        self.proc = subprocess.Popen(cmd, cwd=self.work, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, start_new_session=True)
+        self.out_path, self.err_path = os.path.join(self.work, "stdout"), os.path.join(self.work, "stderr")
+        go_read, self.go = os.pipe()
+        outputs = [os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600) for p in (self.out_path, self.err_path)]
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self.pid = os.fork()
+        if self.pid == 0:  # the child: never returns
+            _child_main(self, go_read, outputs)
+        os.close(go_read)
+        for fd in outputs:
+            os.close(fd)
+        self.status: int | None = None
+        self.ended = threading.Event()  # set by the thread that reaps the child
+        threading.Thread(target=self._reap, daemon=True).start()
+
+    def _reap(self) -> None:
+        self.status = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+        self.ended.set()
 
     def run(self, job: dict, timeout: float, report: dict) -> dict:
         """Hand the child ``job``; its result, or Rejected."""
         import torch
 
         torch.save(job, self.job_path)
-        try:
-            stdout, stderr = self.proc.communicate("go\n", timeout=timeout)
-        except subprocess.TimeoutExpired:
+        os.write(self.go, b"go\n")
+        os.close(self.go)
+        self.go = -1
+        if not self.ended.wait(timeout):
             self.kill()
-            raise Rejected(f"ModelNew timed out: the run took longer than {timeout:g} s") from None
-        report["child"] = {"exit": self.proc.returncode, "stderr_tail": stderr[-2000:], "stdout_tail": stdout[-1000:]}
+            raise Rejected(f"ModelNew timed out: the run took longer than {timeout:g} s")
+        stdout, stderr = _tail(self.out_path, 1000), _tail(self.err_path, 2000)
+        report["child"] = {"exit": self.status, "stderr_tail": stderr, "stdout_tail": stdout}
         if not os.path.exists(self.result_path):
             lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
-            last = lines[-1] if lines else f"exit status {self.proc.returncode}"
+            last = lines[-1] if lines else f"exit status {self.status}"
             raise Rejected(f"ModelNew crashed the worker: {last}")
         # weights_only: the file was written by a process that ran untrusted code
         return torch.load(self.result_path, weights_only=True)
 
     def kill(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.communicate()
+        if not self.ended.is_set():
+            try:
+                os.killpg(self.pid, signal.SIGKILL)  # its session: whatever the submission started too
+            except ProcessLookupError:
+                pass
+            self.ended.wait()
 
     def close(self) -> None:
+        if self.go >= 0:
+            os.close(self.go)  # never told to go: the child reads end of file and exits
+            self.go = -1
         self.kill()
         shutil.rmtree(self.work, ignore_errors=True)
+
+
+def _tail(path: str, chars: int) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 4 * chars))
+            return f.read().decode("utf-8", "replace")[-chars:]
+    except OSError:
+        return ""
+
+
+def _child_main(child: Child, go_read: int, outputs: list[int]) -> None:
+    """In the forked child: become ``python -I kernelrun.py JOB RESULT`` in the private directory,
+    reading "go" on stdin and writing to the two output files."""
+    code = 1
+    try:
+        os.setsid()
+        os.close(child.go)
+        for fd, target in ((go_read, 0), (outputs[0], 1), (outputs[1], 2)):
+            os.dup2(fd, target)
+            os.close(fd)
+        os.chdir(child.work)
+        os.environ.pop("TRITON_INTERPRET", None)  # the child decides, from torch
+        os.environ["TMPDIR"] = child.work  # its private copy of the submission goes where close() removes it
+        tempfile.tempdir = None  # computed again from TMPDIR
+        sys.stdin = open(0, encoding="utf-8", closefd=False)
+        sys.stdout = open(1, "w", encoding="utf-8", closefd=False, buffering=1)
+        sys.stderr = open(2, "w", encoding="utf-8", closefd=False, buffering=1)
+        script = os.path.join(HERE, "kernelrun.py")
+        sys.argv = [script, child.job_path, child.result_path]
+        for name in [n for n in sys.modules if n in _HARNESS_MODULES]:
+            del sys.modules[name]  # the harness's own modules: nothing of them is the child's
+        runpy.run_path(script, run_name="__main__")  # ends in os._exit
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:  # noqa: BLE001 - report whatever broke, then leave without the parent's cleanup
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+#: this harness's modules, dropped from the child's module table before it runs kernelrun.py
+_HARNESS_MODULES = frozenset({"aes_verifier", "kcompare", "kernellint", "ksizes", "ktiming"})
 
 
 def check(args: argparse.Namespace, report: dict) -> str:

@@ -29,10 +29,12 @@ class Verdict:
         return self.report["reason"]
 
 
-def kernelcheck(problem: str, solution: Path, out: Path, *, no_lint: bool = False, weaken: tuple[str, ...] = ()) -> Verdict:
-    """The verdict of kernelcheck.py; ``weaken`` switches protections off (``no_lint``: the lint)."""
+def kernelcheck(problem: str, solution: Path, out: Path, *, no_lint: bool = False, weaken: tuple[str, ...] = (),
+                spec: Path | None = None) -> Verdict:
+    """The verdict of kernelcheck.py; ``weaken`` switches protections off (``no_lint``: the lint);
+    ``spec`` replaces the problem's spec.json."""
     d = FIXTURES / problem
-    cmd = [sys.executable, "-I", str(harness_path()), "--spec", str(d / "spec.json"),
+    cmd = [sys.executable, "-I", str(harness_path()), "--spec", str(spec or d / "spec.json"),
            "--reference", str(d / "reference.py"), "--solution", str(solution), "--out", str(out)]
     weaken = (*weaken, "lint") if no_lint else weaken
     if weaken:
