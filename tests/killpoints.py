@@ -192,12 +192,17 @@ class KillPoints:
         return commits
 
     def chain(self, first: list[str], resume: list[str], reference: list[str],
-              finished: Callable[[], bool] = lambda: False) -> Chain:
+              finished: Callable[[], bool] = lambda: False, *, each_kind_once: bool = False) -> Chain:
         """Kill ``first`` at the reference's first commit, then run ``resume`` killed at each later
         commit it reaches, until a run ends by itself (or ``finished()`` says a kill came after the
-        command's last effect). Every run must end killed or with status 0."""
+        command's last effect). Every run must end killed or with status 0. ``each_kind_once``: the
+        targets are only the first commit of each kind (``unit``, ``review``, ... : the name before
+        the colon), one kill per kind instead of one per commit."""
         chain = Chain(reference=reference)
-        target, args = 0, first
+        targets = list(range(len(reference)))
+        if each_kind_once:
+            targets = [i for i, c in enumerate(reference) if kind(c) not in {kind(r) for r in reference[:i]}]
+        target, args = targets[0], first
         while True:
             done, _, killed = self.run(args, reference=reference, target=target)
             if done.returncode != -signal.SIGKILL:
@@ -205,9 +210,16 @@ class KillPoints:
                 return chain
             assert killed is not None, f"step {self.steps}: SIGKILLed, but not at a kill point"
             chain.kills.append(killed)
-            target, args = reference.index(killed) + 1, resume
+            at = reference.index(killed)
+            # past the last target, the resumed run is not killed again: it must end by itself
+            target, args = next((i for i in targets if i > at), len(reference)), resume
             if finished():
                 return chain
+
+
+def kind(commit: str) -> str:
+    """The kind of a commit: ``unit`` of ``unit:r00-s001``."""
+    return commit.split(":", 1)[0]
 
 
 def tree(root: Path) -> dict[str, tuple[bytes, bool]]:

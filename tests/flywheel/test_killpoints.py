@@ -14,7 +14,7 @@ import pytest
 from autoenvscaling.flywheel.rundb import RunDB
 from autoenvscaling.llm.scripted_server import ScriptedOpenAIServer
 
-from ..killpoints import Chain, KillPoints, suite_state
+from ..killpoints import Chain, KillPoints, kind, suite_state
 
 # run.sqlite's phase A outcome kept, the suite's commits of an admission (a pending row, the task
 # folder, the row ready, dataset.toml) or of a task leaving the pool (its row deleted, dataset.toml),
@@ -39,12 +39,12 @@ def _run_state(out: Path) -> dict[str, Any]:
         db.close()
 
 
-def _chain(tmp_path: Path, args: list[str]) -> tuple[Chain, Path, Path]:
+def _chain(tmp_path: Path, args: list[str], *, each_kind_once: bool = False) -> tuple[Chain, Path, Path]:
     """The reference run of ``args`` in reference/out, and the kill chain in killed/out."""
     kp = KillPoints(tmp_path / "steps", POINTS, toy=True)
     reference = kp.reference([*args, "--out", str(tmp_path / "reference" / "out")])
     killed = [*args, "--out", str(tmp_path / "killed" / "out")]
-    chain = kp.chain(killed, [*killed, "--resume"], reference)
+    chain = kp.chain(killed, [*killed, "--resume"], reference, each_kind_once=each_kind_once)
     return chain, tmp_path / "reference" / "out", tmp_path / "killed" / "out"
 
 
@@ -87,20 +87,28 @@ def test_generate_killed_at_every_commit(tmp_path: Path, backend: Any, record_pr
     _kept_once(tmp_path / "steps")
 
 
-@pytest.mark.parametrize(("rounds", "replaced"), [
-    # Round 1's review takes a task out of the pool (a row deleted, dataset.toml rewritten).
-    pytest.param(["--rounds", "2", "--per-round", "2", "--seed", "0"], False, id="2x2"),
+@pytest.mark.parametrize(("rounds", "replaced", "each_kind_once"), [
+    # Round 1's review takes a task out of the pool (a row deleted, dataset.toml rewritten). In the
+    # fast set, one kill per kind of commit (12 runs of the command instead of 28); every commit in the
+    # slow set.
+    pytest.param(["--rounds", "2", "--per-round", "2", "--seed", "0"], False, True, id="2x2-each-kind"),
+    pytest.param(["--rounds", "2", "--per-round", "2", "--seed", "0"], False, False, id="2x2",
+                 marks=[pytest.mark.slow]),
     # Also a replacement slot in round 2 for the task that left in round 1, planned from the reviews.
-    pytest.param(["--rounds", "3", "--per-round", "3", "--seed", "2"], True, id="3x3",
+    pytest.param(["--rounds", "3", "--per-round", "3", "--seed", "2"], True, False, id="3x3",
                  marks=[pytest.mark.slow, pytest.mark.timeout(3600)]),
 ])
 def test_run_killed_at_every_commit(tmp_path: Path, backend: Any, seeded_toy_solver: Any, record_property: Any,
-                                    rounds: list[str], replaced: bool) -> None:
+                                    rounds: list[str], replaced: bool, each_kind_once: bool) -> None:
     with ScriptedOpenAIServer(seeded_toy_solver) as srv:
         chain, expected, got = _chain(tmp_path, ["run", "--mix", "toy=1", *rounds, "--solver-base-url", srv.base_url,
-                                                 "--solver-model", "scripted-solver", "--solver-turns", "3"])
+                                                 "--solver-model", "scripted-solver", "--solver-turns", "3"],
+                                      each_kind_once=each_kind_once)
     record_property("kill_points", {"command": "run", "kills": len(chain.kills)})
-    assert len(chain.kills) >= 20, chain
+    if each_kind_once:  # every kind of commit the run makes was killed at, once
+        assert {kind(k) for k in chain.kills} == {kind(c) for c in chain.reference}, chain
+    else:
+        assert len(chain.kills) >= 20, chain
     _same_run(expected, got)
     _kept_once(tmp_path / "steps")
     db = RunDB(expected / "run.sqlite")
