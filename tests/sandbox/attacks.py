@@ -327,7 +327,11 @@ def host_processes_with(text: str) -> list[str]:
         except OSError:
             continue
         if text in cmdline:
-            found.append(f"{entry.name} {cmdline}")
+            try:  # the state (R, S, D, ...) and the parent, for the message of a check that fails
+                state = " ".join((entry / "stat").read_text().rsplit(")", 1)[1].split()[:2])
+            except OSError:
+                state = "?"
+            found.append(f"{entry.name} {cmdline}[{state}]")
     return found
 
 
@@ -1734,7 +1738,7 @@ def _survivors_control(o: Outcome) -> None:
 def _check_survivors(o: Outcome) -> None:
     result = o.result
     assert result is not None and result.ok and result.stdout == "started\n", result  # it ended, not timed out
-    assert o.seen["alive"] == []
+    assert o.seen["alive"] == [], o.seen["alive"]
     assert o.seen["timed"].timed_out and o.seen["timed"].exit_code is None
     assert o.seen["alive_after_timeout"] == []
     assert not [p for p in o.seen["inside"] if "sleep" in p], o.seen["inside"]
