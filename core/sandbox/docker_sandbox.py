@@ -129,17 +129,23 @@ class DockerSandbox(Sandbox):
         # to spare let the first command's sweep kill the entrypoint's service.
         previous: str | None = None
         settle_until = 0.0
+        # The init ran the container's command: a probe found its marker (and listed pid 1; an
+        # answer lost on a busy machine says nothing either way).
+        commanded = noted = False
         while True:
             await self._check_alive()
-            out = await self._raw(probe if time.monotonic() < deadline else _SNAPSHOT)
+            probing = time.monotonic() < deadline
+            out = await self._raw(probe if probing else _SNAPSHOT)
             if out.startswith("waiting"):
                 await asyncio.sleep(0.1)
                 continue
-            if time.monotonic() >= deadline and previous is None:
+            listed = out.startswith("1:") or " 1:" in out
+            commanded = commanded or (probing and listed)
+            if not probing and not commanded and not noted:
+                noted = True
                 self.notes.append(f"the image's ENTRYPOINT did not run the container's command within "
                                   f"{self.backend.ready_timeout:g}s: its processes are kept, the init does not run")
             settle_until = settle_until or time.monotonic() + 8 * SETTLE_SECONDS
-            listed = out.startswith("1:") or " 1:" in out
             if listed and (out == previous or time.monotonic() > settle_until):
                 break
             if not listed and time.monotonic() > deadline + 8 * SETTLE_SECONDS:
