@@ -115,6 +115,8 @@ def main() -> None:
                         help="the red-team gate judges every task, as it does a proposer's (default: it leaves "
                              "alone the tasks a domain vouches for, Domain.redteam_tested)")
     args = parser.parse_args()
+    if args.jobs < 1:
+        parser.error(f"--jobs {args.jobs}: give 1 or more tasks at a time (2 on a 2-core machine)")
 
     from autoenvscaling.plugins import create_host
     from autoenvscaling.sandbox.select import make_backend
