@@ -79,10 +79,20 @@ def _same_run(expected: Path, got: Path) -> None:
     assert sorted(p.name for p in got.iterdir()) == sorted(p.name for p in expected.iterdir())
 
 
-def test_generate_killed_at_every_commit(tmp_path: Path, backend: Any, record_property: Any) -> None:
-    chain, expected, got = _chain(tmp_path, ["generate", "--mix", "toy=1", "-n", "4", "--seed", "1"])
+@pytest.mark.parametrize("each_kind_once", [
+    # In the fast set, one kill per kind of commit; every commit in the slow set.
+    pytest.param(True, id="each-kind"),
+    pytest.param(False, id="every", marks=[pytest.mark.slow]),
+])
+def test_generate_killed_at_every_commit(tmp_path: Path, backend: Any, record_property: Any,
+                                         each_kind_once: bool) -> None:
+    chain, expected, got = _chain(tmp_path, ["generate", "--mix", "toy=1", "-n", "4", "--seed", "1"],
+                                  each_kind_once=each_kind_once)
     record_property("kill_points", {"command": "generate", "kills": len(chain.kills)})
-    assert len(chain.kills) >= 20, chain
+    if each_kind_once:  # every kind of commit the command makes was killed at, once
+        assert {kind(k) for k in chain.kills} == {kind(c) for c in chain.reference}, chain
+    else:
+        assert len(chain.kills) >= 20, chain
     _same_run(expected, got)
     _kept_once(tmp_path / "steps")
 
