@@ -52,6 +52,21 @@ _cleaned = False
 KEEPALIVE = ["sh", "-c", "sleep infinity"]
 ENTRYPOINT_SETTLE = 20.0  # seconds a busy ENTRYPOINT gets before the attempt goes on without waiting
 ENTRYPOINT_QUIET = 0.3  # seconds its processes and ports must stay unchanged, unless the task has a healthcheck
+
+
+def _running(pids: frozenset[int]) -> bool:
+    """Whether any of ``pids`` is running or in uninterruptible sleep (``R`` or ``D`` in
+    /proc/PID/stat): still starting, not yet waiting for work."""
+    for pid in pids:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        if stat[stat.rfind(")") + 2:][:1] in ("R", "D"):
+            return True
+    return False
+
+
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW  # opens a directory, never through a symlink
 T = TypeVar("T")
 
@@ -178,9 +193,11 @@ class BwrapSandbox(Sandbox):
 
     async def _start_entrypoint(self, entrypoint: list[str]) -> None:
         """Run the image's ENTRYPOINT as the container's first process, then wait until it settled:
-        it reached `sleep infinity` (exec "$@") or serves on a port, and stopped changing for
-        ENTRYPOINT_QUIET seconds. A task that says when it is ready (``[environment.healthcheck]``,
-        which the trial runs next, before the agent) is not held for the quiet time."""
+        it reached `sleep infinity` (exec "$@") or serves on a port, and its processes, ports and
+        sleep stopped changing for ENTRYPOINT_QUIET seconds: a process still running (a service
+        importing its modules before it listens) is not quiet, however long it takes on a loaded
+        machine. A task that says when it is ready (``[environment.healthcheck]``, which the trial
+        runs next, before the agent) is not held for the quiet time."""
         declared = self.task.config.environment.healthcheck is not None
         identity = await self._identity(None)
         self.entrypoint = await self.jail.spawn([*entrypoint, *KEEPALIVE], env={"HOME": identity.home, **self.env},
@@ -199,7 +216,7 @@ class BwrapSandbox(Sandbox):
             idle, listening, procs = self._entrypoint_state()
             state = (procs, listening)
             now = time.monotonic()
-            if state != last:
+            if state != last or _running(procs):
                 last, stable_since = state, now
             if (idle or listening) and (declared or now - stable_since >= ENTRYPOINT_QUIET):
                 self.settled = "healthcheck" if declared else "quiet"
