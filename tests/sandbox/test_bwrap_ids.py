@@ -160,7 +160,7 @@ def test_a_task_with_a_healthcheck_is_not_held_for_the_entrypoints_quiet_time(ba
 
 @pytest.mark.parametrize("checked", [True, False], ids=["busy-checked", "control-busy-unchecked"])
 def test_a_service_still_starting_is_waited_for_before_the_first_command(backend, monkeypatch, checked):
-    """A service that works for a second before it listens (its imports on a loaded machine): its
+    """A service that works for 3 s before it listens (its imports on a loaded machine): its
     processes and ports do not change meanwhile, but it is running, so the start waits for it and the
     first command reaches it at once. The control, without the check of running processes, settles
     after 0.3 s of no change and the same command finds nothing listening (a full run failed a
@@ -171,7 +171,7 @@ def test_a_service_still_starting_is_waited_for_before_the_first_command(backend
         monkeypatch.setattr(bwrap_module, "_running", lambda pids: False)
     start = ("#!/bin/sh\n"
              "python3 -c 'import time, http.server as h\n"
-             "end = time.time() + 1.5\n"
+             "end = time.time() + 3\n"
              "while time.time() < end: pass\n"
              "h.HTTPServer((\"127.0.0.1\", 8080), h.SimpleHTTPRequestHandler).serve_forever()' >/dev/null 2>&1 &\n"
              "exec \"$@\"\n")
