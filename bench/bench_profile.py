@@ -129,6 +129,11 @@ def main() -> None:
     rows = [asyncio.run(profile_domain(name, args.tasks, host, backend, judge_all=args.judge_all, jobs=args.jobs))
             for name in wanted]
     print_table(rows)
+    pool = getattr(backend, "warm", None)
+    if pool is not None:  # sandbox/warm.py: interpreters that imported a verifier's heavy modules once
+        print(f"\nwarm verifier interpreters: {pool.started} started, {pool.served} verifications served"
+              + ("" if pool.started or pool.served else " (off, or no task offered one)")
+              + (f"; {pool.failed} did not start: {pool.last_failure}" if pool.failed else ""))
     print(f"\n({time.monotonic() - start:.0f} s in all)")
     if args.json is not None:
         args.json.write_text(json.dumps(rows, indent=1))

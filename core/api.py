@@ -51,10 +51,11 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "runtime.paths": ("SOLUTION_DIR",),
     "runtime.trial": ("TrialRunner",),
     "runtime.verifier_runtime": ("RuntimeContext", "VerifierRuntime", "materialise_files", "task_domain"),
-    "sandbox.base": ("PreparedEnvironment", "Sandbox", "SandboxBackend", "last_json_object"),
+    "sandbox.base": ("PreparedEnvironment", "Sandbox", "SandboxBackend", "WarmCommand", "last_json_object"),
     "sandbox.gpu": ("host_gpus",),
     "sandbox.rootfs": ("file_lock",),
     "sandbox.select": ("make_backend",),
+    "sandbox.warm": ("WARM_INPUTS",),
     "suite.formats": ("TaskFormat",),
     "suite.store": ("SuiteStore",),
     "tasks": ("StepConfig", "Task", "TaskFile", "qualified_name", "short_name"),
@@ -113,10 +114,11 @@ if TYPE_CHECKING:  # the same names for type checkers and editors
     from autoenvscaling.runtime.verifier_runtime import (
         RuntimeContext, VerifierRuntime, materialise_files, task_domain,
     )
-    from autoenvscaling.sandbox.base import PreparedEnvironment, Sandbox, SandboxBackend, last_json_object
+    from autoenvscaling.sandbox.base import PreparedEnvironment, Sandbox, SandboxBackend, WarmCommand, last_json_object
     from autoenvscaling.sandbox.gpu import host_gpus
     from autoenvscaling.sandbox.rootfs import file_lock
     from autoenvscaling.sandbox.select import make_backend
+    from autoenvscaling.sandbox.warm import WARM_INPUTS
     from autoenvscaling.suite.formats import TaskFormat
     from autoenvscaling.suite.store import SuiteStore
     from autoenvscaling.tasks import StepConfig, Task, TaskFile, qualified_name, short_name

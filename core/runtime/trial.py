@@ -27,7 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..agents.base import Agent, AgentLimits, Trajectory
 from ..errors import AESError
-from ..sandbox.base import PreparedEnvironment, Sandbox, SandboxBackend
+from ..sandbox.base import PreparedEnvironment, Sandbox, SandboxBackend, WarmCommand
+from ..sandbox.base import absolute as absolute_path
 from ..sandbox.isolation import DEFAULT_PATH
 from ..sandbox.select import plugin_host
 from ..tasks import HealthcheckConfig, StepConfig, Task
@@ -64,6 +65,7 @@ class VerifierResult(BaseModel):
     restored_paths: dict[str, str] = Field(default_factory=dict)
     view_note: str | None = None
     runtimes: list[str] = Field(default_factory=list)
+    warm: bool = False  # run by a warm interpreter instead of test.sh (sandbox/warm.py; the same verdict)
 
     @property
     def reward(self) -> float:
@@ -471,9 +473,16 @@ class TrialRunner:
             base = env.get("PATH") or (attempt.prepared.env.get("PATH") if attempt.prepared else None) or DEFAULT_PATH
             env["PATH"] = ":".join([*prefix, base])
         user = (step.verifier.user if step and step.verifier else None) or task.config.verifier.user
+        warm = self._warm(task, files, mounts) if step is None and user is None else None
         with timed("verifier", attempt.phases):
-            result = await sandbox.exec_verifier(f"bash {TESTS_DIR}/test.sh", mounts=mounts, timeout=timeout, env=env,
-                                                 user=user)
+            done = await sandbox.run_warm(warm, tests=files, mounts=mounts, env=env, timeout=timeout) if warm else None
+            if done is not None:
+                result, logs = done
+                if logs:
+                    await sandbox.upload_files(logs, VERIFIER_LOGS)
+            else:
+                result = await sandbox.exec_verifier(f"bash {TESTS_DIR}/test.sh", mounts=mounts, timeout=timeout,
+                                                     env=env, user=user)
             written = await sandbox.read_files((REWARD_JSON, REWARD_TXT))
             rewards, error = parse_reward(written[REWARD_JSON], written[REWARD_TXT])
         if result.timed_out:
@@ -483,7 +492,22 @@ class TrialRunner:
         cause = find_cause(result.stdout + "\n" + result.stderr) if short else None
         return VerifierResult(rewards=rewards, exit_code=result.exit_code, output_tail=result.tail(OUTPUT_TAIL),
                               seconds=result.seconds, timed_out=result.timed_out, error=error, cause=cause,
-                              runtimes=[r.name for r in self.runtimes if r.mount in mounts], **seen)
+                              runtimes=[r.name for r in self.runtimes if r.mount in mounts], warm=done is not None,
+                              **seen)
+
+    def _warm(self, task: Task, files: dict[str, tuple[bytes, bool]], mounts: dict[str, Path]) -> WarmCommand | None:
+        """The warm command a mounted runtime offers for this task's tests (VerifierRuntime.warm), if
+        any, and only where the task's verifier view is "outputs" with each output among the command's
+        inputs: a warm program sees the image as built plus its inputs, which is that view exactly.
+        Under any other view test.sh would see more of the agent's work, so it runs as asked."""
+        cfg = task.config.verifier
+        if cfg.effective_view != "outputs" or not cfg.outputs:
+            return None
+        tests = {path: data for path, (data, _) in files.items()}
+        for runtime in self.runtimes:
+            if runtime.mount in mounts and (command := runtime.warm(task, tests)) is not None:
+                return command if set(map(absolute_path, cfg.outputs)) <= set(command.inputs) else None
+        return None
 
     async def _hide_agent_changes(self, task: Task, sandbox: Sandbox, index: ImageIndex | None,
                                   imported: frozenset[str]) -> tuple[View, dict[str, str], str | None]:

@@ -21,6 +21,7 @@ from typing import ClassVar, Mapping
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..config import cache_dir as default_cache_dir
+from ..sandbox.base import WarmCommand
 from ..sandbox.rootfs import build_once
 from ..tasks import Task
 from .paths import VERIFIER_RUNTIME
@@ -66,6 +67,13 @@ class VerifierRuntime(abc.ABC):
     def environment(self, mount: str) -> RuntimeEnv:
         """The environment the verifier gets with the runtime mounted at ``mount``."""
         return RuntimeEnv()
+
+    def warm(self, task: Task, tests: Mapping[str, bytes]) -> WarmCommand | None:
+        """What test.sh would run, when ``tests`` (tests/ of the task, path -> bytes) make it run only
+        this runtime's Python program: the backend may then run it in a warm interpreter that
+        imported ``preload`` once (sandbox/warm.py). Offer one only where test.sh is byte for byte the
+        one this runtime knows, so the program and its verdict are the same. Default: none."""
+        return None
 
     @property
     def mount(self) -> str:

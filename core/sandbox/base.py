@@ -14,6 +14,7 @@ from __future__ import annotations
 import abc
 import json
 import shlex
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar, Literal, Mapping, Sequence
 
@@ -168,6 +169,26 @@ class PreparedEnvironment(BaseModel):
     details: EnvironmentDetails = Field(default_factory=EnvironmentDetails)
 
 
+@dataclass(frozen=True)
+class WarmCommand:
+    """What a verifier runtime's test.sh would run, for a warm interpreter (``Sandbox.run_warm``):
+    ``python -I script args`` once ``preload`` was imported; ``inputs`` (absolute paths) are the
+    attempt's files the program reads, given to it as copies under ``WARM_INPUTS`` + their path
+    (sandbox/warm.py), so its arguments name them there. A frozen dataclass: it keys the warm
+    interpreters (tasks whose commands, images and environments match share one)."""
+
+    script: str
+    args: tuple[str, ...] = ()
+    preload: tuple[str, ...] = ()
+    inputs: tuple[str, ...] = ()
+    python: str = "python3"
+    #: folders of the image that differ between tasks otherwise built alike (a task's own files, such
+    #: as /app): the image's top layers that hold nothing else are left out of the interpreter's root,
+    #: so tasks built from one Dockerfile share it, and each request gets these folders as its task's
+    #: image has them (a copy, read-only).
+    task_paths: tuple[str, ...] = ()
+
+
 class Sandbox(abc.ABC):
     """One live, isolated attempt. Use as an async context manager."""
 
@@ -242,6 +263,15 @@ class Sandbox(abc.ABC):
         finally:
             if mounts:
                 await self.exec("rm -rf -- " + " ".join(shlex.quote(m) for m in mounts), timeout=60)
+
+    async def run_warm(self, command: WarmCommand, *, tests: Mapping[str, tuple[bytes, bool]],
+                       mounts: Mapping[str, Path], env: Mapping[str, str],
+                       timeout: float) -> tuple[ExecResult, dict[str, bytes]] | None:
+        """Run ``command`` in a warm interpreter that serves many verifications, instead of test.sh in
+        this sandbox (bwrap: sandbox/warm.py): its result and the files it left in /logs/verifier
+        (the caller writes them back here). None where the backend has none, or where it cannot tell
+        that the result would be the one test.sh gives: then run test.sh."""
+        return None
 
     # -- conveniences built on the archive primitives -----------------------------------------
     async def upload_files(self, files: Mapping[str, bytes | tuple[bytes, bool]], remote_dir: str) -> None:

@@ -30,8 +30,9 @@ from typing import Any, Callable, Mapping, Sequence, TypeVar
 from ..archive import named_files
 from ..errors import MissingPrerequisite, SandboxError
 from ..tasks import Task
+from . import warm
 from .base import (ARCHIVE_LIMIT, DEFAULT_OUTPUT_LIMIT, ExecResult, FileChange, PreparedEnvironment, Protection,
-                   Sandbox, SandboxBackend, SandboxPolicy, absolute, argv_chunks)
+                   Sandbox, SandboxBackend, SandboxPolicy, WarmCommand, absolute, argv_chunks)
 from .bwrap_build import build_environment, plan_build
 from .isolation import (DEFAULT_PATH, FILE_TIMEOUT, HOSTNAME, INSTALL_HINT, SANDBOX_UID, TRUSTED_TARGET, UID_RANGE,
                         cleanup_stale, host_facts)
@@ -80,6 +81,7 @@ class BwrapBackend(SandboxBackend):
     def __init__(self, *, policy: SandboxPolicy | None = None, cache_dir: Path | None = None) -> None:
         super().__init__(policy=policy, cache_dir=cache_dir)
         self.store = LayerStore(self.cache_dir)
+        self.warm = warm.WarmPool()  # warm verifier interpreters (warm.py), shared by this backend's attempts
         global _cleaned
         if not _cleaned and host_facts().root:
             # Mounts and cgroups of processes killed before they could close their sandboxes.
@@ -111,7 +113,10 @@ class BwrapBackend(SandboxBackend):
         if prepared.backend != self.name:
             raise SandboxError(f"environment was prepared by the {prepared.backend} backend, not bwrap")
         self._require()
-        return BwrapSandbox(task, prepared, self.policy)
+        return BwrapSandbox(task, prepared, self.policy, warm_pool=self.warm)
+
+    async def aclose(self) -> None:
+        await asyncio.to_thread(self.warm.close)
 
     def protections(self) -> list[Protection]:
         facts = host_facts()
@@ -157,9 +162,10 @@ class BwrapBackend(SandboxBackend):
 class BwrapSandbox(Sandbox):
     """One attempt: an overlay root with its own tmpfs layer and cgroups, execs serialised."""
 
-    def __init__(self, task: Task, prepared: PreparedEnvironment, policy: SandboxPolicy) -> None:
+    def __init__(self, task: Task, prepared: PreparedEnvironment, policy: SandboxPolicy, *,
+                 warm_pool: "warm.WarmPool | None" = None) -> None:
         env_cfg = task.config.environment
-        self.task, self.prepared = task, prepared
+        self.task, self.prepared, self.warm_pool = task, prepared, warm_pool
         self.workdir = env_cfg.workdir or prepared.workdir
         self.env = {"PATH": DEFAULT_PATH, "HOSTNAME": HOSTNAME, **prepared.env, **env_cfg.env}
         self.shell = "/bin/bash" if prepared.details.has_bash else "/bin/sh"
@@ -345,6 +351,44 @@ class BwrapSandbox(Sandbox):
             await self._trusted(_MOUNT_POINTS, list(mounts), "prepare mount points")
         binds = [(str(self.jail.expose(Path(local))), remote) for remote, local in mounts.items()]
         return await self._exec(command, timeout=timeout, env=env, cwd=None, user=user, ro_binds=binds)
+
+    async def run_warm(self, command: WarmCommand, *, tests: Mapping[str, tuple[bytes, bool]],
+                       mounts: Mapping[str, Path], env: Mapping[str, str],
+                       timeout: float) -> tuple[ExecResult, dict[str, bytes]] | None:
+        """``command`` in a warm server of this backend's pool (warm.py): the attempt's ``inputs``
+        are read now (after the verifier view was applied) and handed over as copies. Cold (None)
+        unless each input is a regular file here: a missing, linked or oversized one is left to
+        test.sh, which sees it as it is."""
+        if self.warm_pool is None or not warm.enabled() or self._devices():
+            return None
+        inputs = await self.read_files(command.inputs, limit=warm.LOG_FILE_LIMIT) if command.inputs else {}
+        if any(data is None for data in inputs.values()):
+            return None
+        full_env = {"HOME": "/tmp", **self.env, **env}
+        jail = self.jail
+        mounted = {remote: Path(local) for remote, local in mounts.items()}
+        shared, _ = await asyncio.to_thread(warm.split_layers, list(jail.lower), command.task_paths)
+        key = (tuple(map(str, shared)), tuple(sorted((r, str(p)) for r, p in mounted.items())),
+               tuple(sorted(full_env.items())), command, jail.memory_mb, jail.pids, jail.limits, jail.storage_mb)
+
+        def make() -> warm.WarmServer:
+            return warm.WarmServer(shared, command, env=full_env, mounts=mounted, memory_mb=jail.memory_mb,
+                                   pids=jail.pids, limits=jail.limits, storage_mb=jail.storage_mb)
+
+        outcome = await asyncio.to_thread(self.warm_pool.run, key, make, tests=tests, inputs=inputs, env=full_env,
+                                          timeout=timeout, image=list(jail.lower))
+        if outcome is None:
+            return None
+        shown = " ".join([command.python, "-I", command.script, *command.args])
+        result = ExecResult(command=f"{shown} (warm)", exit_code=outcome.exit_code,
+                            stdout=outcome.stdout.decode("utf-8", errors="replace"),
+                            stderr=outcome.stderr.decode("utf-8", errors="replace"),
+                            seconds=outcome.seconds, timed_out=outcome.timed_out)
+        return result, outcome.logs
+
+    def _devices(self) -> bool:
+        """Whether the attempt has devices bound in (a GPU): the warm jail has none, so it stays cold."""
+        return bool(self.jail.devices)
 
     async def _trusted(self, script: str, paths: Sequence[str], what: str) -> None:
         """Run a trusted-helper script over ``paths`` (in chunks that fit one command line)."""
