@@ -58,8 +58,9 @@ OUTPUT_LIMIT = 1 << 20  # bytes of a request's stdout and stderr kept (the tail)
 LOG_FILE_LIMIT = 8 << 20  # bytes of one /logs/verifier file brought back
 SWITCH = "AUTOENVSCALING_WARM_VERIFIER"
 #: protections ``WarmServer(weaken=...)`` switches off, for the tests' positive controls only: the sweep
-#: of a request's processes, the server's non-dumpable flag, the read-only root (the jail's writable
-#: overlay instead), the emptying of the writable folders between requests
+#: of a request's processes, the server's non-dumpable flag, the read-only root and /dev (the jail's
+#: writable overlay instead, and bwrap's /dev as it makes it), the emptying of the writable folders
+#: between requests
 WEAKEN = ("sweep", "dumpable", "readonly", "reset")
 _SERVER_SCRIPT = Path(__file__).with_name("warm_server.py")
 _log = logging.getLogger(__name__)
@@ -145,6 +146,8 @@ class WarmServer:
             argv += ["--ro-bind", str(self.work / f"task{k}"), inside]
         for inside, local in sorted(self.mounts.items()):
             argv += ["--ro-bind", str(jail.expose(Path(local))), inside]
+        if "readonly" not in self.weaken:
+            argv += ["--remount-ro", "/dev"]  # bwrap's /dev is a tmpfs its uid owns: nothing may be left there
         argv.append("--clearenv")
         for key, value in self.env.items():
             argv += ["--setenv", key, value]

@@ -59,7 +59,7 @@ sys.path.insert(0, "/opt/mods")
 import helper
 
 cached = []
-for path in ("/tmp/verdict", "/dev/shm/verdict"):
+for path in ("/tmp/verdict", "/dev/shm/verdict", "/dev/verdict"):
     if os.path.exists(path):
         cached.append(open(path).read().strip())
 found["helper"] = helper.VERDICT
@@ -84,17 +84,19 @@ if os.fork() == 0:
     os._exit(0)
 """
 POISON = """#attack
-try:
-    with open("/opt/mods/helper.py", "w") as f:
-        f.write("VERDICT = 1\\n")
-    print("POISON written")
-except OSError as exc:
-    print("POISON refused:", exc)
+for path, text in (("/opt/mods/helper.py", "VERDICT = 1\\n"), ("/dev/verdict", "1")):
+    try:
+        with open(path, "w") as f:
+            f.write(text)
+        print("POISON written", path)
+    except OSError as exc:
+        print("POISON refused", path, exc)
 """
 LEAVE_FILES = """#attack
 for path in ("/tmp/verdict", "/dev/shm/verdict"):
     with open(path, "w") as f:
         f.write("1")
+print("LEFT both")
 """
 MEMORY = """#attack
 try:
@@ -180,21 +182,24 @@ def test_a_process_left_behind_does_not_reach_the_next_request(image, weaken):
 
 
 @pytest.mark.parametrize("weaken", [frozenset(), frozenset({"readonly"})], ids=["held", "control-writable-root"])
-def test_a_rewritten_module_does_not_reach_the_next_request(image, weaken):
+def test_a_rewritten_module_or_a_file_in_dev_does_not_reach_the_next_request(image, weaken):
     with server(image, weaken) as warm:
         attack = ask(warm, POISON)
         honest = ask(warm, "41")
+        said = attack.stdout.decode()
         if weaken:
-            assert "POISON written" in attack.stdout.decode() and judged(honest)["helper"] == 1 and paid(honest)
+            assert "POISON written /opt/mods/helper.py" in said and "POISON written /dev/verdict" in said
+            assert judged(honest)["helper"] == 1 and paid(honest)
         else:
-            assert "POISON refused" in attack.stdout.decode() and "Read-only file system" in attack.stdout.decode()
+            for path in ("/opt/mods/helper.py", "/dev/verdict"):
+                assert f"POISON refused {path} [Errno 30] Read-only file system" in said, said
             assert judged(honest)["helper"] == 0 and not paid(honest)
 
 
 @pytest.mark.parametrize("weaken", [frozenset(), frozenset({"reset"})], ids=["held", "control-no-reset"])
 def test_files_left_in_tmp_and_shm_do_not_reach_the_next_request(image, weaken):
     with server(image, weaken) as warm:
-        ask(warm, LEAVE_FILES)
+        assert "LEFT both" in ask(warm, LEAVE_FILES).stdout.decode()  # both folders are writable
         honest = ask(warm, "41")
         seen = judged(honest)
         if weaken:
