@@ -7,10 +7,13 @@ runtime's Python program (``VerifierRuntime.warm``). The trial then runs that pr
 
 - the server is warm_server.py, run by the image's own ``python3`` in a jail of its own: the
   prepared image as its root, read-only (every program and module as built: nothing a request
-  writes is imported by the next); its own user, network (loopback only), pid, ipc and mount
-  namespaces, cgroups and rlimits, as an attempt's; a uid that is not root and has no capability;
+  writes is imported by the next), less the top layers that hold nothing but the command's
+  ``task_paths`` (split_layers: the tasks one Dockerfile builds share a server, and each request
+  gets those folders as its own task's image has them); its own user, network (loopback only),
+  pid, ipc and mount namespaces, cgroups and rlimits, as an attempt's; a uid that is not root and
+  has no capability;
 - writable: /logs/verifier, /tmp, /dev/shm and its output folder, host folders this module empties
-  before every request; read-only: /tests (the task's tests, written here per request), the
+  before every request; read-only: /dev, /tests (the task's tests, written here per request), the
   attempt's files the command asks for (``inputs``, read from the attempt after its verifier view
   was applied, under WARM_INPUTS) and the verifier runtimes, bound where test.sh would see them;
 - per request the server forks a child that runs the program (``python -I script args``) with the
@@ -210,8 +213,7 @@ class WarmServer:
         try:
             for k, inside in enumerate(self.command.task_paths):
                 target = self.work / f"task{k}"
-                for entry in os.scandir(target):
-                    shutil.rmtree(entry.path) if entry.is_dir(follow_symlinks=False) else os.unlink(entry.path)
+                _empty(target)
                 source = view / inside.lstrip("/")
                 if source.is_dir() and not source.is_symlink():
                     shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True, copy_function=_copy_file)
@@ -225,14 +227,8 @@ class WarmServer:
     def _reset(self) -> None:
         """Empty every folder the server sees (no process of an earlier request is left to race this)."""
         for name, _ in _FOLDERS.values():
-            if name == "server":
-                continue
-            folder = self.work / name
-            for entry in os.scandir(folder):
-                if entry.is_dir(follow_symlinks=False):
-                    shutil.rmtree(entry.path)
-                else:
-                    os.unlink(entry.path)
+            if name != "server":
+                _empty(self.work / name)
 
     def _reply(self, timeout: float) -> dict[str, Any] | None:
         """The server's next line: a dict; {} when ``timeout`` passed first; None when it ended or
@@ -291,6 +287,15 @@ def _only_under(folder: Path, inside: PurePosixPath, wanted: list[PurePosixPath]
         if not _only_under(Path(entry.path), path, wanted):
             return False
     return True
+
+
+def _empty(folder: Path) -> None:
+    """Remove what ``folder`` holds (never following a link out of it)."""
+    for entry in os.scandir(folder):
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path)
+        else:
+            os.unlink(entry.path)
 
 
 def _copy_file(source: str, target: str) -> None:
