@@ -214,8 +214,8 @@ class WarmServer:
             for k, inside in enumerate(self.command.task_paths):
                 target = self.work / f"task{k}"
                 _empty(target)
-                source = view / inside.lstrip("/")
-                if source.is_dir() and not source.is_symlink():
+                source = _real_dir(view, inside)
+                if source is not None:
                     shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True, copy_function=_copy_file)
         finally:
             umount(view)
@@ -287,6 +287,20 @@ def _only_under(folder: Path, inside: PurePosixPath, wanted: list[PurePosixPath]
         if not _only_under(Path(entry.path), path, wanted):
             return False
     return True
+
+
+def _real_dir(root: Path, inside: str) -> Path | None:
+    """``root`` + ``inside`` when every component of the way is a directory, not a link (a link in
+    an image could lead this host-side copy out of the image), else None."""
+    path = root
+    for part in PurePosixPath(inside).parts[1:]:
+        path = path / part
+        try:
+            if not stat.S_ISDIR(os.lstat(path).st_mode):
+                return None
+        except OSError:
+            return None
+    return path
 
 
 def _empty(folder: Path) -> None:

@@ -289,3 +289,13 @@ def test_a_server_that_cannot_start_leaves_the_verification_cold_and_says_why(im
         assert pool.failed == 1 and pool.started == 0 and "no_such_module_here" in pool.last_failure
     finally:
         pool.close()
+
+
+def test_a_task_path_that_is_a_link_in_the_image_is_not_followed_on_the_host(tmp_path):
+    from autoenvscaling.sandbox.warm import _real_dir
+
+    (tmp_path / "srv").symlink_to("/etc")  # an image whose /srv leads out of it, seen from the host
+    (tmp_path / "app" / "data").mkdir(parents=True)
+    assert (tmp_path / "srv").is_dir()  # the control: a check that follows links takes it for the image's folder
+    assert _real_dir(tmp_path, "/srv/www") is None and _real_dir(tmp_path, "/srv") is None
+    assert _real_dir(tmp_path, "/app/data") == tmp_path / "app" / "data" and _real_dir(tmp_path, "/nope") is None
