@@ -156,6 +156,12 @@ class BwrapBackend(SandboxBackend):
                        detail="the attempt's changes read on the host from its overlay layer; what the task's "
                               "verifier view hides put back by the pristine image's own rm and cp; verifier "
                               "runtimes bound read-only into the verifier's command alone (docs/verification.md)"),
+            Protection(name="warm verifier jail", active=ns and facts.overlay and warm.enabled(),
+                       detail="a runtime's program served by an interpreter that imported its modules once, in a "
+                              "jail of its own: the image read-only, an unprivileged non-dumpable server, every "
+                              "process of a request killed and its writable folders emptied before the next; "
+                              "under the outputs view only (docs/verification.md#warm-verifier-interpreters)"
+                              + ("" if warm.enabled() else f"; off ({warm.SWITCH}=0)")),
         ]
 
 

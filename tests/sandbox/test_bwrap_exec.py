@@ -299,7 +299,7 @@ def test_a_cgroup_parent_another_process_removed_is_no_error(tmp_path, monkeypat
     assert removed and parent == mount / own.lstrip("/") / "autoenvscaling" and parent.is_dir()
 
 
-def test_protections_are_reported_truthfully(backend):
+def test_protections_are_reported_truthfully(backend, monkeypatch):
     facts = host_facts()
     report = {p.name: p for p in backend.protections()}
     assert {"unprivileged host uid", "loopback-only network", "copy-on-write layer per attempt", "storage cap",
@@ -308,6 +308,10 @@ def test_protections_are_reported_truthfully(backend):
     assert report["pids cgroup"].active == (facts.pids_cgroup is not None)
     assert report["unprivileged host uid"].active and report["loopback-only network"].active
     assert ("cgroup.kill" in report["no-leftover kill"].detail) == (facts.kill_cgroup is not None)
+    assert report["warm verifier jail"].active == (facts.userns and facts.root and facts.overlay)
+    monkeypatch.setenv("AUTOENVSCALING_WARM_VERIFIER", "0")
+    off = {p.name: p for p in backend.protections()}["warm verifier jail"]
+    assert not off.active and "AUTOENVSCALING_WARM_VERIFIER=0" in off.detail
 
 
 def test_available_names_the_fix(bwrap_cls, monkeypatch):
