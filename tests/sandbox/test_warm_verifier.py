@@ -23,7 +23,6 @@ from typing import Iterator
 import pytest
 
 from autoenvscaling.sandbox.base import WarmCommand
-from autoenvscaling.sandbox.bwrap import BwrapBackend
 from autoenvscaling.sandbox.launcher import Limits
 from autoenvscaling.sandbox.warm import WARM_INPUTS, WarmPool, WarmServer, split_layers
 from autoenvscaling.tasks import Task
@@ -113,14 +112,11 @@ os.kill(os.getppid(), signal.SIGKILL)
 
 
 @pytest.fixture(scope="module")
-def image(tmp_path_factory) -> tuple[list[Path], Path]:
+def image(tmp_path_factory, bwrap_cls) -> tuple[list[Path], Path]:
     """The prepared image's layers and a host folder with judge.py (the "runtime")."""
     task = Task.create("test/warm-judge", {"version": "1.0", "environment": {"build_timeout_sec": 600.0}},
                        "judge", {"environment/Dockerfile": DOCKERFILE, "tests/test.sh": "#!/bin/bash\nexit 0\n"})
-    backend = BwrapBackend()
-    ok, why = backend.available()
-    if not ok:
-        pytest.skip(why)
+    backend = bwrap_cls()
     prepared = asyncio.run(backend.prepare(task))
     runtime = tmp_path_factory.mktemp("judge-runtime")
     (runtime / "judge.py").write_text(JUDGE)
@@ -241,10 +237,10 @@ def test_a_request_past_its_timeout_ends_with_its_server(image):
         assert warm.closed and not jail_dir.exists()  # its jail, processes and mounts are gone
 
 
-def test_tasks_built_alike_share_one_interpreter_and_each_sees_its_own_files(image, tmp_path):
+def test_tasks_built_alike_share_one_interpreter_and_each_sees_its_own_files(image, bwrap_cls):
     """Two images from one Dockerfile whose last layer copies each task's own /app: that layer is left
     out of the interpreter's root (split_layers), and each request gets its task's /app."""
-    backend = BwrapBackend()
+    backend = bwrap_cls()
     dockerfile = DOCKERFILE + "COPY app/ /app/\n"
     layers = []
     for who in ("alice", "bob"):
