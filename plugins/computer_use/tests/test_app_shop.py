@@ -271,3 +271,38 @@ def test_browse_instruction_names_every_value_and_scores(level):
                          and not any(e.get("insert", {}).get("product_id") == p["id"] for e in d.expect))
             post(s, "/wishlist/add", product_id=extra["id"])
             assert score(d, s) == 0.0
+
+
+@pytest.mark.parametrize("nagle_off", [True, False])
+def test_answers_leave_without_waiting_for_nagle(nagle_off):
+    """The server writes headers and body apart: with Nagle's algorithm on, a kept-alive connection's
+    body waits for the browser's delayed ACK (40 ms a page). Each accepted connection has TCP_NODELAY;
+    the control turns the handler's switch off and sees the option off."""
+    import http.client
+    import socket
+    import threading
+
+    seen: list[int] = []
+    base = webapp.http_handler(server())
+
+    class Recording(base):
+        def setup(self) -> None:
+            if not nagle_off:
+                self.disable_nagle_algorithm = False
+            super().setup()
+            seen.append(self.connection.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+
+    assert base.disable_nagle_algorithm is True
+    httpd = webapp.QuietServer(("127.0.0.1", 0), Recording)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", httpd.server_address[1], timeout=30)
+        for path in ("/products", "/cart"):  # two answers on one kept-alive connection
+            conn.request("GET", path)
+            answer = conn.getresponse()
+            assert answer.status == 200 and b"</html>" in answer.read()
+        conn.close()
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert len(seen) == 1 and bool(seen[0]) is nagle_off
