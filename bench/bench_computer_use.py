@@ -11,8 +11,13 @@
    build, oracle, null, reset, flakiness, decontamination, near-duplicate) and the domain's own
    (computer-use-lint, computer-use-state). Reports go to --log as JSON lines; a rerun with the same
    --log skips what is there, so an interrupted run resumes.
+4. Reference solutions (--solutions N, off by default): one run of each of three families' solution
+   in a fresh sandbox, the web app with TCP_NODELAY (as shipped) and without it (Nagle's algorithm:
+   a kept-alive answer's body waits for the browser's delayed ACK), alternating, N rounds after a
+   warm-up; wall seconds and the machine's CPU seconds (/proc/stat, so run it on a quiet machine).
 
     .venv/bin/python bench/bench_computer_use.py [--runs 5] [--attempts 10] [--admit 150] [--jobs 2]
+    .venv/bin/python bench/bench_computer_use.py --runs 0 --attempts 0 --admit 0 --solutions 5
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import time
 from collections import Counter, defaultdict
@@ -143,6 +149,57 @@ async def attempts(n: int, jobs: int) -> dict:
     return out
 
 
+def machine_cpu_s() -> float:
+    """CPU seconds the whole machine has spent busy (every process: the solution, Chromium, the app)."""
+    with open("/proc/stat") as fh:
+        ticks = [int(x) for x in fh.readline().split()[1:]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")  # less idle and iowait
+
+
+NODELAY = "disable_nagle_algorithm = True"
+
+
+async def solutions(rounds: int) -> dict:
+    from autoenvscaling.sandbox.select import make_backend
+
+    backend = make_backend("bwrap")
+    rows: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
+    try:
+        for family in ("shop_checkout", "crm_form_fill", "kanban_bulk"):
+            shipped = ComputerUseDomain().generate(family, seed=5, difficulty="medium")
+            app = shipped.files["environment/aes/webapp.py"].text
+            assert NODELAY in app, "the web app no longer sets TCP_NODELAY where this bench expects it"
+            nagle = shipped.with_files({"environment/aes/webapp.py": app.replace(NODELAY, "disable_nagle_algorithm = False")})
+            solution = {p[len("solution/"):]: f.data for p, f in shipped.files.items() if p.startswith("solution/")}
+            for round_ in range(rounds + 1):  # round 0 builds both images and is left out
+                for label, task in (("TCP_NODELAY", shipped), ("Nagle", nagle)):
+                    sb = await backend.create(task, await backend.prepare(task))
+                    await sb.start()
+                    try:
+                        await sb.upload_files(solution, "/solution")
+                        c0, t0 = machine_cpu_s(), time.perf_counter()
+                        run = await sb.exec("cd /solution && HOME=/tmp python3 solve.py", timeout=300)
+                        wall, cpu = time.perf_counter() - t0, machine_cpu_s() - c0
+                    finally:
+                        await sb.close()
+                    if run.exit_code != 0:
+                        raise SystemExit(f"{family}'s reference solution failed: {run.stderr[-500:]}")
+                    if round_:
+                        rows[(family, label)].append((wall, cpu))
+    finally:
+        await backend.aclose()
+    print(f"\nreference solutions, median of {rounds} fresh sandboxes each (wall / CPU seconds of the machine):")
+    out = {}
+    for family in ("shop_checkout", "crm_form_fill", "kanban_bulk"):
+        cells = []
+        for label in ("TCP_NODELAY", "Nagle"):
+            wall, cpu = med([w for w, _ in rows[(family, label)]]), med([c for _, c in rows[(family, label)]])
+            out[f"{family}/{label}"] = {"wall_s": wall, "cpu_s": cpu}
+            cells.append(f"{label} {wall:.2f} / {cpu:.2f}")
+        print(f"  {family:<15} " + ", ".join(cells))
+    return out
+
+
 async def admission(n: int, jobs: int, seed: int, log: Path) -> dict:
     from autoenvscaling.executors.base import LocalExecutor
     from autoenvscaling.gates.validate import Validator, validate_many
@@ -187,6 +244,8 @@ def main() -> None:
     parser.add_argument("--admit", type=int, default=150, help="tasks to validate (0 skips admission)")
     parser.add_argument("--jobs", type=int, default=2, help="attempts or validations at once")
     parser.add_argument("--seed", type=int, default=0, help="first seed of the admitted tasks")
+    parser.add_argument("--solutions", type=int, default=0,
+                        help="rounds of the reference solutions with and without TCP_NODELAY (0 skips)")
     parser.add_argument("--log", type=Path, default=Path("bench-computer-use.jsonl"), help="per-task reports (resume)")
     args = parser.parse_args()
     out: dict = {}
@@ -195,6 +254,8 @@ def main() -> None:
     if args.attempts:
         print("\nattempts per minute:")
         out["attempts"] = asyncio.run(attempts(args.attempts, args.jobs))
+    if args.solutions:
+        out["solutions"] = asyncio.run(solutions(args.solutions))
     if args.admit:
         out.update(asyncio.run(admission(args.admit, args.jobs, args.seed, args.log)))
     print(json.dumps(out, default=str))
