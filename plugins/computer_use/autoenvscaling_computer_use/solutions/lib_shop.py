@@ -32,6 +32,8 @@ def scan(page, query: dict) -> list[dict]:  # noqa: ANN001
 
 
 def open_product(page, row: dict) -> None:  # noqa: ANN001
-    """The product page of a listing's ``row``, through its link on the listing."""
-    page.goto(row["url"])
+    """The product page of a listing's ``row``, through its link on the listing (loaded again only
+    when the browser has left it)."""
+    if page.url != row["url"]:
+        page.goto(row["url"])
     go(page, page.get_by_role("link", name=row["name"], exact=True))
