@@ -174,8 +174,9 @@ class WarmCommand:
     """What a verifier runtime's test.sh would run, for a warm interpreter (``Sandbox.run_warm``):
     ``python -I script args`` once ``preload`` was imported; ``inputs`` (absolute paths) are the
     attempt's files the program reads, given to it as copies under ``WARM_INPUTS`` + their path
-    (sandbox/warm.py), so its arguments name them there. A frozen dataclass: it keys the warm
-    interpreters (tasks whose commands, images and environments match share one)."""
+    (sandbox/warm.py), so its arguments name them there. A frozen dataclass: less its ``inputs``, it
+    keys the warm interpreters (tasks whose commands, images and environments match share one, and
+    each request brings its own inputs)."""
 
     script: str
     args: tuple[str, ...] = ()

@@ -20,6 +20,7 @@ from its overlay upper layer on the host and puts paths back with the pristine i
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import stat
 import time
@@ -374,8 +375,11 @@ class BwrapSandbox(Sandbox):
         jail = self.jail
         mounted = {remote: Path(local) for remote, local in mounts.items()}
         shared, _ = await asyncio.to_thread(warm.split_layers, list(jail.lower), command.task_paths)
+        # The inputs are each request's own (copied in per request), so commands that differ only in
+        # them share a server: tasks of one Dockerfile whose outputs have other names, for one.
         key = (tuple(map(str, shared)), tuple(sorted((r, str(p)) for r, p in mounted.items())),
-               tuple(sorted(full_env.items())), command, jail.memory_mb, jail.pids, jail.limits, jail.storage_mb)
+               tuple(sorted(full_env.items())), dataclasses.replace(command, inputs=()), jail.memory_mb, jail.pids,
+               jail.limits, jail.storage_mb)
 
         def make() -> warm.WarmServer:
             return warm.WarmServer(shared, command, env=full_env, mounts=mounted, memory_mb=jail.memory_mb,

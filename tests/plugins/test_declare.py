@@ -53,4 +53,4 @@ def test_the_first_party_plugins_declare_their_hooks():
 
     assert {n for n in vars(autoenvscaling_professional) if n.startswith("autoenvscaling_register_")} == {
         "autoenvscaling_register_domains", "autoenvscaling_register_gates", "autoenvscaling_register_cheats",
-        "autoenvscaling_register_commands"}
+        "autoenvscaling_register_commands", "autoenvscaling_register_verifier_runtimes"}

@@ -26,6 +26,8 @@ declare(
                                  "professional tasks: checker, hidden spec and solution present and consistent; nothing hidden in the image"),
            "professional-controls": ("autoenvscaling_professional.gate:ProfessionalControlsGate",
                                      "professional tasks: doing nothing scores at most 0.1, valid empty outputs 0, the plausible wrong answer at most 0.5")},
+    verifier_runtimes={"profcheck": ("autoenvscaling_professional.runtime:ProfcheckRuntime",
+                                     "professional tasks: their checker in a warm interpreter that imported the document libraries once")},
     cheats={f"professional.{name}": f"autoenvscaling_professional.cheats:{cls}" for name, cls in CHEATS.items()},
     commands=["autoenvscaling_professional.cli:professional"],
 )

@@ -50,6 +50,7 @@ import zipfile
 from typing import TYPE_CHECKING, NoReturn
 
 APP = os.environ.get("PROFCHECK_APP", "/app")
+OUTPUTS_UNDER = "PROFCHECK_OUTPUTS_UNDER"  # set by ``--outputs-under`` (``path``)
 TESTS = os.path.dirname(os.path.abspath(__file__))
 LOGS = os.environ.get("PROFCHECK_LOGS", "/logs/verifier")
 if TYPE_CHECKING or __package__:  # imported on the host, as part of the plugin: the core's copy of the library
@@ -104,7 +105,16 @@ class Report:
 # -- paths and files -------------------------------------------------------------------------------
 
 def path(rel: str) -> str:
-    return os.path.join(APP, rel)
+    """The workspace file ``rel``. Under ``--outputs-under DIR`` (a warm interpreter, which gets the
+    attempt's outputs as copies at DIR + their path and the workspace as the image has it) a file
+    that is there is read there: those are the declared outputs, the rest is the image's."""
+    own = os.path.join(APP, rel)
+    under = os.environ.get(OUTPUTS_UNDER)
+    if under:
+        moved = under.rstrip("/") + "/" + own.lstrip("/")
+        if os.path.lexists(moved):
+            return moved
+    return own
 
 
 def original(rel: str) -> str:
@@ -536,7 +546,14 @@ def run(spec: dict) -> Report:
     return report
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["--outputs-under"] and len(args) == 2:
+        # the environment, not a global: the family's check imports this file again as ``profcheck``
+        os.environ[OUTPUTS_UNDER] = args[1]
+    elif args:
+        print(f"usage: profcheck.py [--outputs-under DIR], not {' '.join(args)!r}", file=sys.stderr)
+        return 2
     aes_verifier.clear(LOGS, ("reward.txt", "reward.json", "details.json"))  # only this run's verdict counts
     with open(os.path.join(TESTS, "spec.json"), encoding="utf-8") as fh:
         spec = json.load(fh)
