@@ -4,9 +4,20 @@ with the board's search filter, open it and make the change through the card pag
 from uilib import BASE, expect_ok, follow, go, params, session, submit
 
 
-def open_card(page, board: str, title: str) -> None:  # noqa: ANN001 - a playwright Page
-    page.goto(BASE + "/boards")
+def open_board(page, board: str) -> None:  # noqa: ANN001 - a playwright Page
+    """The board's page: through the open card's "Back to the ... board" link when it has one, else
+    from the list of boards."""
+    back = page.get_by_role("link", name=f"Back to the {board} board", exact=True)
+    if back.count():
+        go(page, back.first)
+        return
+    if page.url.split("?")[0] != BASE + "/boards":
+        page.goto(BASE + "/boards")
     follow(page, board)
+
+
+def open_card(page, board: str, title: str) -> None:  # noqa: ANN001
+    open_board(page, board)
     page.get_by_label("Search cards").fill(title)
     submit(page, "Filter")
     go(page, page.get_by_role("link", name=title, exact=True).first)
@@ -38,8 +49,7 @@ def main() -> None:
             for title in rule["cards"]:
                 open_card(page, rule["board"], title)
                 change(page, rule["action"], rule["value"])
-        page.goto(BASE + "/boards")  # end on the board the last rule changed, to show the result
-        follow(page, p["rules"][-1]["board"])
+        open_board(page, p["rules"][-1]["board"])  # end on the board the last rule changed, to show the result
 
 
 if __name__ == "__main__":
