@@ -397,7 +397,10 @@ class WarmPool:
     limits, command) for the next verification of the same key: the attempts of one task (an
     admission's oracle runs, a training group's rollouts). At most ``limit`` at once: a new key
     takes the place of the idle server used longest ago; with every server busy, the verification
-    runs cold."""
+    runs cold. A key whose server could not start (the image lacks a module to preload, say) is not
+    tried again: its verifications run cold without paying for another failed start."""
+
+    BROKEN_KEPT = 256  # keys remembered as unable to start, oldest forgotten first
 
     def __init__(self, limit: int | None = None) -> None:
         self.limit = limit or max(2, os.cpu_count() or 2)
@@ -409,6 +412,7 @@ class WarmPool:
         self.served = 0  # requests answered warm
         self.failed = 0  # servers that did not start (their verifications ran cold)
         self.last_failure = ""
+        self._broken: dict[tuple, str] = {}  # key -> why its server did not start
 
     def _take(self, key: tuple) -> WarmServer | None | bool:
         """An idle server for ``key``, True when a new one may start, False when every one is busy."""
@@ -446,7 +450,10 @@ class WarmPool:
             inputs: Mapping[str, bytes | None], env: Mapping[str, str], timeout: float,
             image: list[Path] | None = None) -> WarmOutcome | None:
         """One verification on a server for ``key`` (``make()`` builds a new one); blocking: call it
-        in a thread. None: run it cold (the pool is full, or the server failed)."""
+        in a thread. None: run it cold (the pool is full, or the server failed or cannot start)."""
+        with self._lock:
+            if key in self._broken:
+                return None
         got = self._take(key)
         if got is False:
             return None
@@ -460,6 +467,9 @@ class WarmPool:
                     self._count -= 1
                     self.failed += 1
                     self.last_failure = str(exc)
+                    self._broken[key] = str(exc)
+                    while len(self._broken) > self.BROKEN_KEPT:
+                        del self._broken[next(iter(self._broken))]
                 _log.warning("warm verifier unavailable, verifying cold: %s", exc)
                 return None
             with self._lock:

@@ -283,6 +283,10 @@ def test_a_server_that_cannot_start_leaves_the_verification_cold_and_says_why(im
         assert pool.run("k", make, tests={"test.sh": (b"#!/bin/bash\n", True)}, inputs={"/app/answer.txt": b"42"},
                         env=ENV, timeout=120.0) is None
         assert pool.failed == 1 and pool.started == 0 and "no_such_module_here" in pool.last_failure
+        # the same key is not tried again: cold at once, no second failed start
+        assert pool.run("k", make, tests={"test.sh": (b"#!/bin/bash\n", True)}, inputs={"/app/answer.txt": b"42"},
+                        env=ENV, timeout=120.0) is None
+        assert pool.failed == 1 and pool.started == 0
     finally:
         pool.close()
 
