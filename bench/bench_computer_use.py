@@ -17,7 +17,13 @@
    warm-up; wall seconds and the machine's CPU seconds (/proc/stat, so run it on a quiet machine).
 
     .venv/bin/python bench/bench_computer_use.py [--runs 5] [--attempts 10] [--admit 150] [--jobs 2]
+5. The browser's floor (--floor N, off by default): in N fresh sandboxes, a Playwright script that
+   starts the driver and Chromium, loads one page and closes (the machine's CPU seconds for all of
+   it), then, in a second script, the CPU per further page load: a `goto` alone, and a `goto` with a
+   locator query on the new document (20 of each). What any browser run of an attempt pays.
+
     .venv/bin/python bench/bench_computer_use.py --runs 0 --attempts 0 --admit 0 --solutions 5
+    .venv/bin/python bench/bench_computer_use.py --runs 0 --attempts 0 --admit 0 --floor 5
 """
 
 from __future__ import annotations
@@ -200,6 +206,73 @@ async def solutions(rounds: int) -> dict:
     return out
 
 
+FLOOR_START = """
+from playwright.sync_api import sync_playwright
+with sync_playwright() as p:
+    b = p.chromium.launch(executable_path="/usr/bin/chromium-headless-shell", args=["--no-sandbox", "--disable-gpu"])
+    page = b.new_page(viewport={"width": 1280, "height": 800})
+    page.goto("http://127.0.0.1:8080/cart")
+    b.close()
+"""
+
+FLOOR_PAGES = """
+import json, os
+from playwright.sync_api import sync_playwright
+def cpu():
+    with open("/proc/stat") as fh:
+        t = [int(x) for x in fh.readline().split()[1:]]
+    return (sum(t) - t[3] - t[4]) / os.sysconf("SC_CLK_TCK")
+with sync_playwright() as p:
+    b = p.chromium.launch(executable_path="/usr/bin/chromium-headless-shell", args=["--no-sandbox", "--disable-gpu"])
+    page = b.new_page(viewport={"width": 1280, "height": 800})
+    page.goto("http://127.0.0.1:8080/cart")
+    c0 = cpu()
+    for _ in range(20):
+        page.goto("http://127.0.0.1:8080/cart")
+    c1 = cpu()
+    for _ in range(20):
+        page.goto("http://127.0.0.1:8080/products")
+        page.get_by_role("link", name="Next page").count()
+    c2 = cpu()
+    b.close()
+print(json.dumps({"goto": (c1 - c0) / 20, "goto_locator": (c2 - c1) / 20}))
+"""
+
+
+async def floor(rounds: int) -> dict:
+    from autoenvscaling.sandbox.select import make_backend
+
+    backend = make_backend("bwrap")
+    task = ComputerUseDomain().generate("shop_checkout", seed=5, difficulty="medium")
+    rows: dict[str, list[float]] = defaultdict(list)
+    try:
+        for round_ in range(rounds + 1):  # round 0 builds the image and is left out
+            sb = await backend.create(task, await backend.prepare(task))
+            await sb.start()
+            try:
+                await sb.upload_files({"start.py": FLOOR_START.encode(), "pages.py": FLOOR_PAGES.encode()}, "/tmp/floor")
+                c0 = machine_cpu_s()
+                start = await sb.exec("cd /tmp/floor && HOME=/tmp python3 start.py", timeout=300)
+                cpu = machine_cpu_s() - c0
+                pages = await sb.exec("cd /tmp/floor && HOME=/tmp python3 pages.py", timeout=300)
+            finally:
+                await sb.close()
+            if start.exit_code != 0 or pages.exit_code != 0:
+                raise SystemExit(f"the floor's scripts failed: {(start.stderr + pages.stderr)[-500:]}")
+            if round_:
+                per_page = json.loads(pages.stdout.strip().splitlines()[-1])
+                rows["start_one_page_close_cpu_s"].append(cpu)
+                rows["goto_cpu_ms"].append(per_page["goto"] * 1000)
+                rows["goto_locator_cpu_ms"].append(per_page["goto_locator"] * 1000)
+    finally:
+        await backend.aclose()
+    out = {key: med(values) for key, values in rows.items()}
+    print(f"\nthe browser's floor, median of {rounds} fresh sandboxes (the machine's CPU):")
+    print(f"  Playwright and Chromium started, one page, closed  {out['start_one_page_close_cpu_s']:.2f} s")
+    print(f"  each further page load: goto {out['goto_cpu_ms']:.0f} ms, goto + a locator query {out['goto_locator_cpu_ms']:.0f} ms")
+    return out
+
+
 async def admission(n: int, jobs: int, seed: int, log: Path) -> dict:
     from autoenvscaling.executors.base import LocalExecutor
     from autoenvscaling.gates.validate import Validator, validate_many
@@ -246,6 +319,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="first seed of the admitted tasks")
     parser.add_argument("--solutions", type=int, default=0,
                         help="rounds of the reference solutions with and without TCP_NODELAY (0 skips)")
+    parser.add_argument("--floor", type=int, default=0,
+                        help="fresh sandboxes for the browser's floor: start + one page + close, CPU per page (0 skips)")
     parser.add_argument("--log", type=Path, default=Path("bench-computer-use.jsonl"), help="per-task reports (resume)")
     args = parser.parse_args()
     out: dict = {}
@@ -256,6 +331,8 @@ def main() -> None:
         out["attempts"] = asyncio.run(attempts(args.attempts, args.jobs))
     if args.solutions:
         out["solutions"] = asyncio.run(solutions(args.solutions))
+    if args.floor:
+        out["floor"] = asyncio.run(floor(args.floor))
     if args.admit:
         out.update(asyncio.run(admission(args.admit, args.jobs, args.seed, args.log)))
     print(json.dumps(out, default=str))
