@@ -15,13 +15,15 @@
    in a fresh sandbox, the web app with TCP_NODELAY (as shipped) and without it (Nagle's algorithm:
    a kept-alive answer's body waits for the browser's delayed ACK), alternating, N rounds after a
    warm-up; wall seconds and the machine's CPU seconds (/proc/stat, so run it on a quiet machine).
+5. The browser's floor (--floor N, off by default): in N fresh sandboxes after a warm-up, a
+   Playwright script that starts the driver and Chromium, loads one page and closes (the machine's
+   CPU seconds for all of it), then the same step by step with a fresh context on the running browser
+   (what a browser shared by a task's attempts would pay per attempt), each with node's compile cache
+   as the image ships it and without it, alternating; then the CPU per further page load: a `goto`
+   alone, and a `goto` with a locator query on the new document (20 of each). What any browser run
+   of an attempt pays.
 
     .venv/bin/python bench/bench_computer_use.py [--runs 5] [--attempts 10] [--admit 150] [--jobs 2]
-5. The browser's floor (--floor N, off by default): in N fresh sandboxes, a Playwright script that
-   starts the driver and Chromium, loads one page and closes (the machine's CPU seconds for all of
-   it), then, in a second script, the CPU per further page load: a `goto` alone, and a `goto` with a
-   locator query on the new document (20 of each). What any browser run of an attempt pays.
-
     .venv/bin/python bench/bench_computer_use.py --runs 0 --attempts 0 --admit 0 --solutions 5
     .venv/bin/python bench/bench_computer_use.py --runs 0 --attempts 0 --admit 0 --floor 5
 """
@@ -215,6 +217,41 @@ with sync_playwright() as p:
     b.close()
 """
 
+# The same start, step by step (each step's CPU of the machine), then what a browser shared by a
+# task's attempts would pay per attempt instead: a fresh context (its own profile) with a page on the
+# browser already running, one page loaded, the context closed.
+FLOOR_STEPS = """
+import json, os
+def cpu():
+    with open("/proc/stat") as fh:
+        t = [int(x) for x in fh.readline().split()[1:]]
+    return (sum(t) - t[3] - t[4]) / os.sysconf("SC_CLK_TCK")
+out, c = {}, cpu()
+def step(name):
+    global c
+    now = cpu()
+    out[name], c = now - c, now
+from playwright.sync_api import sync_playwright
+step("import")
+p = sync_playwright().start()
+step("driver")
+b = p.chromium.launch(executable_path="/usr/bin/chromium-headless-shell", args=["--no-sandbox", "--disable-gpu"])
+step("launch")
+page = b.new_page(viewport={"width": 1280, "height": 800})
+page.goto("http://127.0.0.1:8080/cart")
+step("first_page")
+for _ in range(5):
+    context = b.new_context(viewport={"width": 1280, "height": 800})
+    context.new_page().goto("http://127.0.0.1:8080/cart")
+    context.close()
+step("fresh_context_x5")
+b.close()
+p.stop()
+step("close")
+out["fresh_context"] = out.pop("fresh_context_x5") / 5
+print(json.dumps(out))
+"""
+
 FLOOR_PAGES = """
 import json, os
 from playwright.sync_api import sync_playwright
@@ -238,6 +275,9 @@ with sync_playwright() as p:
 print(json.dumps({"goto": (c1 - c0) / 20, "goto_locator": (c2 - c1) / 20}))
 """
 
+#: how a floor script runs: with the image's compile cache for node (as shipped), and without it
+NODE_CACHE = {"cache": "", "no_cache": "env -u NODE_COMPILE_CACHE "}
+
 
 async def floor(rounds: int) -> dict:
     from autoenvscaling.sandbox.select import make_backend
@@ -250,25 +290,44 @@ async def floor(rounds: int) -> dict:
             sb = await backend.create(task, await backend.prepare(task))
             await sb.start()
             try:
-                await sb.upload_files({"start.py": FLOOR_START.encode(), "pages.py": FLOOR_PAGES.encode()}, "/tmp/floor")
-                c0 = machine_cpu_s()
-                start = await sb.exec("cd /tmp/floor && HOME=/tmp python3 start.py", timeout=300)
-                cpu = machine_cpu_s() - c0
+                await sb.upload_files({"start.py": FLOOR_START.encode(), "steps.py": FLOOR_STEPS.encode(),
+                                       "pages.py": FLOOR_PAGES.encode()}, "/tmp/floor")
+                order = list(NODE_CACHE) if round_ % 2 else list(NODE_CACHE)[::-1]  # alternating
+                runs = []
+                for label in order:
+                    c0 = machine_cpu_s()
+                    start = await sb.exec(f"cd /tmp/floor && HOME=/tmp {NODE_CACHE[label]}python3 start.py", timeout=300)
+                    rows[f"start_one_page_close_cpu_s/{label}"].append(machine_cpu_s() - c0)
+                    steps = await sb.exec(f"cd /tmp/floor && HOME=/tmp {NODE_CACHE[label]}python3 steps.py", timeout=300)
+                    runs += [start, steps]
+                    if steps.exit_code == 0:
+                        for key, value in json.loads(steps.stdout.strip().splitlines()[-1]).items():
+                            rows[f"{key}_cpu_ms/{label}"].append(value * 1000)
                 pages = await sb.exec("cd /tmp/floor && HOME=/tmp python3 pages.py", timeout=300)
             finally:
                 await sb.close()
-            if start.exit_code != 0 or pages.exit_code != 0:
-                raise SystemExit(f"the floor's scripts failed: {(start.stderr + pages.stderr)[-500:]}")
+            failed = [r for r in [*runs, pages] if r.exit_code != 0]
+            if failed:
+                raise SystemExit(f"the floor's scripts failed: {failed[0].stderr[-500:]}")
             if round_:
                 per_page = json.loads(pages.stdout.strip().splitlines()[-1])
-                rows["start_one_page_close_cpu_s"].append(cpu)
                 rows["goto_cpu_ms"].append(per_page["goto"] * 1000)
                 rows["goto_locator_cpu_ms"].append(per_page["goto_locator"] * 1000)
+            else:
+                rows = defaultdict(list)  # the warm-up round's figures are left out
     finally:
         await backend.aclose()
     out = {key: med(values) for key, values in rows.items()}
-    print(f"\nthe browser's floor, median of {rounds} fresh sandboxes (the machine's CPU):")
-    print(f"  Playwright and Chromium started, one page, closed  {out['start_one_page_close_cpu_s']:.2f} s")
+    print(f"\nthe browser's floor, median of {rounds} fresh sandboxes (the machine's CPU), with node's compile cache"
+          " as the image ships it / without it:")
+    print("  Playwright and Chromium started, one page, closed  "
+          + " / ".join(f"{out[f'start_one_page_close_cpu_s/{label}']:.2f} s" for label in NODE_CACHE))
+    for key, what in (("import", "import playwright"), ("driver", "Playwright's driver started"),
+                      ("launch", "Chromium launched"), ("first_page", "a page opened and loaded"),
+                      ("close", "Chromium and the driver closed")):
+        print(f"    {what:<44}" + " / ".join(f"{out[f'{key}_cpu_ms/{label}']:.0f} ms" for label in NODE_CACHE))
+    print(f"  a fresh context on a running browser (what a browser shared by a task's attempts would pay per attempt"
+          f" instead of the launch, the first page and the close): {out['fresh_context_cpu_ms/cache']:.0f} ms")
     print(f"  each further page load: goto {out['goto_cpu_ms']:.0f} ms, goto + a locator query {out['goto_locator_cpu_ms']:.0f} ms")
     return out
 

@@ -135,3 +135,22 @@ def test_the_solver_with_the_browser_tool_completes_a_task_through_real_chromium
     actions = result.trajectory.actions
     assert [a.tool for a in actions] == ["browser"] * len(plan)
     assert "Changes saved." in actions[-1].output and json.loads(actions[-1].command.split(" ", 1)[1])["action"] == "click"
+
+
+def test_playwright_drivers_read_their_compiled_code_from_the_images_cache():
+    """The image fills node's compile cache at build: a driver an attempt starts takes the compiled
+    code of Playwright's bundles from it (V8 accepts it) instead of compiling them again. The control
+    starts the same driver without the cache's variable and reads nothing."""
+    start = ("env NODE_DEBUG_NATIVE=COMPILE_CACHE python3 -c "
+             "'from playwright.sync_api import sync_playwright; sync_playwright().start().stop()'")
+
+    async def go():
+        async with live_sandbox(task_of("crm_search_edit", seed=3)) as sb:
+            return await sb.exec(start, timeout=120), await sb.exec("env -u NODE_COMPILE_CACHE " + start, timeout=120)
+
+    cached, control = asyncio.run(go())
+    assert cached.exit_code == 0 and control.exit_code == 0, cached.stderr[-500:] + control.stderr[-500:]
+    bundle = re.search(r"V8 code cache for CommonJS \S+/coreBundle\.js was (\w+)", cached.stderr)
+    assert bundle and bundle.group(1) == "accepted", cached.stderr[-1500:]
+    assert "/opt/aes/node-cache/" in cached.stderr
+    assert "compile cache" not in control.stderr
